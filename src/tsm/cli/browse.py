@@ -1,0 +1,52 @@
+"""`tsm list`, `tsm tags`, `tsm info`, `tsm get`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .runtime import emit, local_backend
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("list", parents=[parent], help="list indexed documents")
+    p.add_argument("--type", help="only this document type")
+    p.set_defaults(handler=run_list)
+    p = sub.add_parser("tags", parents=[parent], help="tags with their document counts")
+    p.set_defaults(handler=run_tags)
+    p = sub.add_parser("info", parents=[parent], help="metadata of one document")
+    p.add_argument("doc", metavar="DOC", help="document path or id")
+    p.set_defaults(handler=run_info)
+    p = sub.add_parser("get", parents=[parent], help="the whole text of one document")
+    p.add_argument("doc", metavar="DOC", help="document path or id")
+    p.set_defaults(handler=run_get)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from ..render.human_format import table
+
+    docs = local_backend().list_documents(args.type)
+    emit(args, docs, table(docs, ("id", "type", "date", "path", "title", "tags")))
+    return 0
+
+
+def run_tags(args: argparse.Namespace) -> int:
+    from ..render.human_format import table
+
+    tags = local_backend().tags()
+    emit(args, tags, table(tags, ("name", "count")))
+    return 0
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from ..render.human_format import mapping
+
+    info = local_backend().info(args.doc)
+    emit(args, info, mapping(info))
+    return 0
+
+
+def run_get(args: argparse.Namespace) -> int:
+    doc = local_backend().get(args.doc)
+    emit(args, doc, f"# {doc['title']}  ({doc['path']})\n\n{doc['text']}")
+    return 0

@@ -1,0 +1,102 @@
+"""The `tsm` (and `kb`) entry point: argument parsing, output format, and the one error
+boundary that turns TsmError into the contract's exit codes and JSON error object."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from ..errors import SystemFailure, TsmError, UserError
+from . import admin, browse, index, search
+
+COMMAND_MODULES = (search, index, browse, admin)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse exits 2 on bad usage; the contract says a bad argument is a user error (1)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{self.prog}: {message}", f"see `{self.prog} --help`")
+
+
+def format_option() -> argparse.ArgumentParser:
+    parent = ArgumentParser(add_help=False)
+    parent.add_argument("-f", "--format", choices=("json", "human", "text"), default=None,
+                        help="output format (default: human on a terminal, json otherwise)")
+    return parent
+
+
+def build_parser() -> ArgumentParser:
+    from .. import __version__
+
+    parser = ArgumentParser(
+        prog="tsm", description="The Space Memory: local hybrid search over your notes.",
+        epilog="Exit codes: 0 ok, 1 user error, 2 system error. TSM_DEBUG=1 shows tracebacks.",
+    )
+    parser.add_argument("--version", action="version", version=f"tsm {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
+    parent = format_option()
+    for module in COMMAND_MODULES:
+        module.register(sub, parent)
+    return parser
+
+
+def output_format(args: argparse.Namespace) -> str:
+    chosen = getattr(args, "format", None)
+    if chosen is None:
+        return "human" if sys.stdout.isatty() else "json"
+    return "human" if chosen == "text" else chosen
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    fmt = "json" if _wants_json(argv) else ("human" if sys.stdout.isatty() else "json")
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return 0
+        fmt = output_format(args)
+        args.output = fmt
+        handler: Any = args.handler
+        return int(handler(args) or 0)
+    except TsmError as error:
+        return _report(error, fmt)
+    except KeyboardInterrupt:
+        return _report(UserError("interrupted"), fmt)
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except Exception as exc:  # the boundary: never a traceback unless asked
+        if os.environ.get("TSM_DEBUG") == "1":
+            raise
+        return _report(SystemFailure(f"unexpected error: {type(exc).__name__}: {exc}",
+                                     "rerun with TSM_DEBUG=1 and report it"), fmt)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    for i, arg in enumerate(argv):
+        if arg in ("-f", "--format") and i + 1 < len(argv):
+            return argv[i + 1] == "json"
+        if arg in ("-fjson", "--format=json"):
+            return True
+    return False
+
+
+def _report(error: TsmError, fmt: str) -> int:
+    if os.environ.get("TSM_DEBUG") == "1":
+        import traceback
+
+        traceback.print_exc()
+    if fmt == "json":
+        from ..render.json_format import error_object
+
+        print(error_object(error), file=sys.stderr)
+    else:
+        hint = f"\n  hint: {error.hint}" if error.hint else ""
+        print(f"tsm: error: {error.message}{hint}", file=sys.stderr)
+    return error.exit_code

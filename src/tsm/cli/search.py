@@ -1,0 +1,74 @@
+"""`tsm search`."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+from typing import Any
+
+from ..errors import UserError
+from .runtime import emit, load_settings
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("search", parents=[parent], help="hybrid search over the index",
+                       description="Search the index (hybrid FTS5 BM25 + vectors, fused by RRF).")
+    p.add_argument("query_pos", nargs="*", metavar="QUERY", help="the query")
+    p.add_argument("-q", "--query", help="the query (instead of the positional argument)")
+    p.add_argument("-k", "--top-k", type=int, default=None, help="results to return (default 10)")
+    modes = p.add_mutually_exclusive_group()
+    modes.add_argument("--fts-only", action="store_true", help="keyword search only")
+    modes.add_argument("--vec-only", action="store_true", help="vector search only")
+    p.add_argument("--fallback", choices=("error", "fts-only"), default="error",
+                   help="when vectors are unavailable: fail (exit 2) or return keyword results")
+    p.add_argument("--include-content", type=int, default=0, metavar="N",
+                   help="add the whole document text to the top N results")
+    p.add_argument("--after", metavar="DATE", help="only documents dated on/after YYYY[-MM[-DD]]")
+    p.add_argument("--before", metavar="DATE", help="only documents dated on/before YYYY[-MM[-DD]]")
+    p.add_argument("--recent", metavar="SPAN", help="only the last 30d, 2w, 3m …")
+    p.add_argument("--year", metavar="YYYY", help="only documents dated in that year")
+    p.add_argument("--path", action="append", default=[], metavar="PREFIX",
+                   help="only paths under this relative prefix (repeatable, OR)")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG",
+                   help="only documents with this tag (repeatable, all must match)")
+    p.add_argument("--type", action="append", default=[], metavar="TYPE",
+                   help="markdown, pdf, text or session (repeatable)")
+    p.set_defaults(handler=run)
+
+
+def today() -> dt.datetime:
+    """Now, or TSM_NOW (ISO date/time) so results are reproducible in tests."""
+    fixed = os.environ.get("TSM_NOW")
+    if fixed:
+        try:
+            return dt.datetime.fromisoformat(fixed)
+        except ValueError:
+            raise UserError(f"TSM_NOW={fixed!r} is not an ISO date", "example: 2026-03-18") from None
+    return dt.datetime.now()
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..backend import LocalBackend
+    from ..render import human_format, json_format
+    from ..search.query import build_query
+
+    text = args.query if args.query is not None else " ".join(args.query_pos)
+    if args.query is not None and args.query_pos:
+        raise UserError("give the query either as an argument or with -q, not both")
+    settings = load_settings()
+    now = today()
+    mode = "fts" if args.fts_only else "vector" if args.vec_only else "hybrid"
+    query = build_query(
+        text, today=now.date(), top_k=args.top_k or settings.get("search.top_k"), mode=mode,
+        fallback=args.fallback, after=args.after, before=args.before, recent=args.recent,
+        year=args.year, paths=args.path, tags=args.tag, types=args.type,
+        include_content=args.include_content,
+    )
+    backend = LocalBackend(settings, now=now)
+    result = backend.search(query)
+    if args.output == "json":
+        emit(args, json_format.search_to_dict(result), "")
+    else:
+        emit(args, None, human_format.search_text(result))
+    return 0

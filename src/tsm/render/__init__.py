@@ -1,0 +1,1 @@
+"""Stage 6: results → text. Pure: returns strings, never prints."""

@@ -1,0 +1,52 @@
+"""The contract JSON (skill-interface.md + CONTRACT.md). The CLI, the daemon and the MCP server
+all serialise through here, so there is one JSON shape by construction."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from ..errors import TsmError
+from ..models import Hit, SearchResult
+
+
+def hit_to_dict(hit: Hit) -> dict[str, Any]:
+    source = asdict(hit.source)
+    source["tags"] = list(hit.source.tags)
+    out: dict[str, Any] = {
+        "chunk_id": hit.chunk_id,
+        "score": hit.score,
+        "score_breakdown": asdict(hit.score_breakdown),
+        "text": hit.text,
+        "source": source,
+        "section": hit.section,
+        "snippet": hit.snippet,
+        "related": [asdict(r) for r in hit.related],
+    }
+    if hit.content is not None:
+        out["content"] = hit.content
+    return out
+
+
+def search_to_dict(result: SearchResult) -> dict[str, Any]:
+    return {
+        "query": result.query,
+        "results": [hit_to_dict(h) for h in result.results],
+        "total_matches": result.total_matches,
+        "returned": result.returned,
+        "mode": result.mode,
+        "took_ms": result.took_ms,
+        "filters": result.filters,
+        "warnings": list(result.warnings),
+    }
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def error_object(error: TsmError) -> str:
+    """The one-line JSON that goes to stderr on failure."""
+    message = error.message + (f" ({error.hint})" if error.hint else "")
+    return json.dumps({"error": message, "kind": error.kind}, ensure_ascii=False)

@@ -1,0 +1,51 @@
+"""Ranking math as small pure functions: rank fusion and the score multipliers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+DEFAULT_STATUS_WEIGHTS: Mapping[str, float] = {
+    "current": 1.0, "active": 1.0, "done": 1.0, "published": 1.0, "final": 1.0,
+    "draft": 0.9, "wip": 0.9, "idea": 0.9,
+    "outdated": 0.6, "archived": 0.6, "stale": 0.6,
+    "superseded": 0.5, "deprecated": 0.5, "rejected": 0.5, "dropped": 0.5, "obsolete": 0.5,
+}
+RECENCY_FLOOR = 0.5  # an old note keeps at least half its score: decay reorders, never buries
+
+
+def rrf(rank: int, k: int = 60, weight: float = 1.0) -> float:
+    """Reciprocal Rank Fusion term for a 1-based rank (Cormack, Clarke & Büttcher, SIGIR 2009)."""
+    return weight / (k + rank)
+
+
+def fuse(rankings: Mapping[str, Sequence[int]], k: int = 60,
+         weights: Mapping[str, float] | None = None) -> dict[int, dict[str, float]]:
+    """Weighted RRF: item → {signal: contribution}. Items missing from a ranking get nothing."""
+    out: dict[int, dict[str, float]] = {}
+    for signal, items in rankings.items():
+        weight = 1.0 if weights is None else weights.get(signal, 1.0)
+        for rank, item in enumerate(items, start=1):
+            out.setdefault(item, {})[signal] = rrf(rank, k, weight)
+    return out
+
+
+def recency(age_days: float | None, half_life_days: float | None,
+            floor: float = RECENCY_FLOOR) -> float:
+    """floor + (1 - floor) * 2^(-age / half_life); 1.0 when undated or decay is off."""
+    if age_days is None or not half_life_days or half_life_days <= 0:
+        return 1.0
+    return floor + (1.0 - floor) * math.pow(0.5, max(age_days, 0.0) / half_life_days)
+
+
+def status_penalty(status: str | None, weights: Mapping[str, float] | None = None) -> float:
+    """Multiplier for a frontmatter status; unknown or missing statuses are neutral."""
+    if not status:
+        return 1.0
+    table = {**DEFAULT_STATUS_WEIGHTS, **(weights or {})}
+    return table.get(status.lower(), 1.0)
+
+
+def term_coverage(matched_idf: float, query_idf: float) -> float:
+    """Share of the query's IDF mass that the best keyword hit matches (0..1)."""
+    return 0.0 if query_idf <= 0 else min(1.0, matched_idf / query_idf)

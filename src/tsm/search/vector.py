@@ -1,0 +1,77 @@
+"""Vector signal: exact cosine search with numpy over a memory-resident matrix.
+
+The matrix is cached per (database, model) and reloaded only when chunks or vectors change,
+so a long-lived process (the daemon) pays the load once. Brute force stays fast to ~10^5-10^6
+rows (see bench/vector_scaling.py); past that an ANN index can implement the same `nearest`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..store import vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass
+class VectorIndex:
+    chunk_ids: np.ndarray
+    doc_ids: np.ndarray
+    matrix: np.ndarray
+    stamp: tuple[int, ...]
+
+    def nearest(self, query: np.ndarray, limit: int,
+                allowed_chunks: np.ndarray | None = None) -> list[tuple[int, int, float]]:
+        """Best chunk per document as (chunk_id, document_id, cosine), best first."""
+        import numpy as np
+
+        if self.matrix.shape[0] == 0:
+            return []
+        sims = self.matrix @ query.astype(np.float32)
+        if allowed_chunks is not None:
+            sims = np.where(np.isin(self.chunk_ids, allowed_chunks), sims, -np.inf)
+        # Several chunks of one document may rank high: take extra rows, then keep one per doc.
+        take = min(len(sims), max(limit * 4, limit + 50))
+        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
+        top = top[np.argsort(-sims[top], kind="stable")]
+        hits: list[tuple[int, int, float]] = []
+        seen: set[int] = set()
+        for i in top:
+            if not np.isfinite(sims[i]):
+                break
+            doc = int(self.doc_ids[i])
+            if doc in seen:
+                continue
+            seen.add(doc)
+            hits.append((int(self.chunk_ids[i]), doc, float(sims[i])))
+            if len(hits) >= limit:
+                break
+        return hits
+
+
+_cache: dict[tuple[str, str], VectorIndex] = {}
+_lock = threading.Lock()
+
+
+def _stamp(conn: sqlite3.Connection, model: str) -> tuple[int, ...]:
+    row = conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM chunks").fetchone()
+    n_vec = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()
+    return (int(row[0]), int(row[1]), int(n_vec[0]))
+
+
+def load_index(conn: sqlite3.Connection, db_key: str, model: str) -> VectorIndex:
+    """The cached matrix for this DB and model, reloaded if the data changed since."""
+    stamp = _stamp(conn, model)
+    with _lock:
+        cached = _cache.get((db_key, model))
+        if cached is not None and cached.stamp == stamp:
+            return cached
+        chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model)
+        index = VectorIndex(chunk_ids, doc_ids, matrix, stamp)
+        _cache[(db_key, model)] = index
+        return index

@@ -1,0 +1,103 @@
+"""Stage 1: files → Document. Readers never touch the DB; `discover` walks the index root."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..models import Document
+from ..workspace import IgnoreRules
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+class SkipFile(Exception):
+    """A file that cannot be indexed; the message says why. Reported as a warning, never fatal.
+
+    `transient` marks failures that say nothing about the content (permissions, I/O), so an
+    earlier indexed version is kept rather than dropped.
+    """
+
+    def __init__(self, reason: str, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.transient = transient
+
+
+# A reader gets the file's path, its path relative to the index root, and its bytes.
+Reader = Callable[[Path, str, bytes], Document]
+
+
+def _markdown(path: Path, rel: str, data: bytes) -> Document:
+    from . import markdown
+
+    return markdown.read(path, rel, data)
+
+
+def _pdf(path: Path, rel: str, data: bytes) -> Document:
+    from . import pdf
+
+    return pdf.read(path, rel, data)
+
+
+def _text(path: Path, rel: str, data: bytes) -> Document:
+    from . import text
+
+    return text.read(path, rel, data)
+
+
+# Suffix → reader. Session transcripts (.jsonl) are read only from session folders.
+READERS: dict[str, Reader] = {".md": _markdown, ".markdown": _markdown, ".pdf": _pdf,
+                              ".txt": _text, ".text": _text}
+
+
+def reader_for(path: Path) -> Reader | None:
+    return READERS.get(path.suffix.lower())
+
+
+def discover(root: Path, start: Path, rules: IgnoreRules) -> Iterator[Path]:
+    """Yield indexable files under `start` (a dir or file inside `root`), honouring ignore rules.
+
+    Unreadable directories are skipped silently (os.walk's default), symlinked directories are
+    not followed so a link loop cannot hang indexing.
+    """
+    if start.is_file():
+        if reader_for(start):
+            yield start
+        return
+    for dirpath, dirnames, filenames in os.walk(start):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(root).as_posix() if here != root else ""
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not rules.ignored(f"{rel_dir}/{d}".lstrip("/"), is_dir=True)
+        )
+        for name in sorted(filenames):
+            rel = f"{rel_dir}/{name}".lstrip("/")
+            path = here / name
+            if reader_for(path) and not rules.ignored(rel):
+                yield path
+
+
+def load_bytes(path: Path) -> bytes:
+    """Read a file whole, refusing huge ones; I/O errors are transient skips."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SkipFile(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB ({size} bytes)")
+        return path.read_bytes()
+    except OSError as exc:
+        raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
+
+
+def decode_text(data: bytes) -> str:
+    """Decode UTF-8 text (BOM allowed), refusing binary, non-UTF-8 and empty content."""
+    if b"\x00" in data[:8192]:
+        raise SkipFile("binary file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SkipFile("not valid UTF-8") from None
+    if not text.strip():
+        raise SkipFile("empty file")
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,0 +1,1 @@
+"""Stage 4: SQLite. The only package that knows table names."""

@@ -1,0 +1,110 @@
+"""Documents, chunks, tags, links and their FTS rows: written and removed together."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..models import Chunk, Document
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """What the index remembers about a file, to decide whether it needs work."""
+
+    id: int
+    path: str
+    size: int
+    mtime: float
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A chunk ready to store: its text, the FTS columns and the key of its embedding."""
+
+    chunk: Chunk
+    fts_title: str
+    fts_section: str
+    fts_body: str
+    embed_hash: str
+
+
+def stored_files(conn: sqlite3.Connection) -> dict[str, StoredFile]:
+    rows = conn.execute("SELECT id, path, size, mtime, content_hash FROM documents")
+    return {r[1]: StoredFile(*r) for r in rows}
+
+
+def stored_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
+    row = conn.execute(
+        "SELECT id, path, size, mtime, content_hash FROM documents WHERE path = ?", (path,)
+    ).fetchone()
+    return StoredFile(*row) if row else None
+
+
+def find_by_hash(conn: sqlite3.Connection, content_hash: str) -> list[StoredFile]:
+    rows = conn.execute(
+        "SELECT id, path, size, mtime, content_hash FROM documents WHERE content_hash = ?",
+        (content_hash,),
+    )
+    return [StoredFile(*r) for r in rows]
+
+
+def write_document(
+    conn: sqlite3.Connection,
+    doc: Document,
+    rows: Sequence[ChunkRow],
+    *,
+    content_hash: str,
+    size: int,
+    mtime: float,
+    category: str,
+    fts_tags: str,
+) -> int:
+    """Insert or replace one document with all its chunks. Call inside a transaction."""
+    old = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
+    if old:
+        delete_document(conn, old[0])
+    cur = conn.execute(
+        """INSERT INTO documents(path, type, title, content_hash, size, mtime, category, status,
+               created, updated, doc_date, date_source, aliases, text, indexed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (doc.path, doc.type, doc.title, content_hash, size, mtime, category, doc.status,
+         doc.created, doc.updated, doc.date, doc.date_source,
+         json.dumps(list(doc.aliases), ensure_ascii=False), doc.text, time.time()),
+    )
+    doc_id = int(cur.lastrowid or 0)
+    for row in rows:
+        c = row.chunk
+        chunk_cur = conn.execute(
+            """INSERT INTO chunks(document_id, chunk_index, section, page, line, chunk_date, text,
+                   embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            (doc_id, c.index, c.section, c.page, c.line, c.date, c.text, row.embed_hash),
+        )
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)",
+            (chunk_cur.lastrowid, row.fts_title, row.fts_section, row.fts_body, fts_tags),
+        )
+    conn.executemany("INSERT OR IGNORE INTO tags(document_id, tag) VALUES (?, ?)",
+                     [(doc_id, t) for t in doc.tags])
+    conn.executemany("INSERT INTO links(document_id, target, link_type) VALUES (?, ?, ?)",
+                     [(doc_id, link.target, link.link_type) for link in doc.links])
+    return doc_id
+
+
+def delete_document(conn: sqlite3.Connection, doc_id: int) -> None:
+    """Remove a document, its chunks and their FTS rows (FTS5 has no cascade)."""
+    conn.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
+        (doc_id,),
+    )
+    conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+
+def touch(conn: sqlite3.Connection, doc_id: int, size: int, mtime: float) -> None:
+    conn.execute("UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, doc_id))
+
+

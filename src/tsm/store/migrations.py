@@ -1,0 +1,125 @@
+"""Numbered schema migrations, applied in order, each in its own transaction.
+
+`PRAGMA user_version` holds the schema version (`status` reports it); the `migrations` table
+records when each was applied.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_documents_chunks_fts(conn: sqlite3.Connection) -> None:
+    run_script(conn, 
+        """
+        CREATE TABLE IF NOT EXISTS migrations (
+            version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            type TEXT NOT NULL,
+            title TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            category TEXT NOT NULL,
+            status TEXT,
+            created TEXT,
+            updated TEXT,
+            doc_date TEXT,
+            date_source TEXT,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            text TEXT NOT NULL,
+            indexed_at REAL NOT NULL
+        );
+        CREATE INDEX documents_hash ON documents(content_hash);
+        CREATE INDEX documents_date ON documents(doc_date);
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            chunk_index INTEGER NOT NULL,
+            section TEXT NOT NULL,
+            page INTEGER,
+            line INTEGER,
+            chunk_date TEXT,
+            text TEXT NOT NULL,
+            embed_hash TEXT NOT NULL
+        );
+        CREATE INDEX chunks_document ON chunks(document_id, chunk_index);
+        CREATE INDEX chunks_embed_hash ON chunks(embed_hash);
+        CREATE TABLE tags (
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (document_id, tag)
+        ) WITHOUT ROWID;
+        CREATE INDEX tags_tag ON tags(tag);
+        CREATE TABLE links (
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            target TEXT NOT NULL,
+            link_type TEXT NOT NULL
+        );
+        CREATE INDEX links_document ON links(document_id);
+        CREATE INDEX links_target ON links(target);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            title, section, body, tags,
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TABLE embeddings (
+            model TEXT NOT NULL,
+            embed_hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, embed_hash)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
+def run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run `;`-separated DDL inside the current transaction (executescript would COMMIT it)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def apply(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to date; returns the resulting version."""
+    version = schema_version(conn)
+    for number, step in enumerate(MIGRATIONS, start=1):
+        if number <= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if schema_version(conn) >= number:  # another process migrated meanwhile
+                conn.execute("ROLLBACK")
+                continue
+            step(conn)
+            conn.execute(
+                "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (number, step.__name__, time.time()),
+            )
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return schema_version(conn)
+
+
+LATEST = len(MIGRATIONS)

@@ -1,0 +1,100 @@
+"""Text → FTS terms. Japanese runs go through a morphological analyzer (SudachiPy, split mode
+A, so compounds are found by their parts); everything else is NFKC-normalised, case-folded
+and left to FTS5's `porter unicode61` tokenizer. Queries are tokenized the same way."""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+# Hiragana, katakana (incl. ー), CJK ideographs and iteration marks: runs handed to the analyzer.
+_JA_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Parts of speech that carry no topic: particles, auxiliaries, symbols, punctuation, blanks.
+_DROP_POS = {"助詞", "助動詞", "補助記号", "記号", "空白"}
+_MAX_RUN = 2000  # SudachiPy rejects very long inputs; runs are split well below its limit
+
+ENGLISH_STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have he her his i if in into is it its of on or "
+    "our she so such than that the their them then there these they this to was we were what "
+    "when where which who whom why will with you your do does did not no can could would should "
+    "how about".split()
+)
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width → half-width, compatibility forms) and case folding."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+class JapaneseTokenizer:
+    """Thread-safe wrapper: SudachiPy tokenizer objects are not shared between threads."""
+
+    name = "sudachi-core-A"
+
+    def __init__(self, user_dict: Path | None = None) -> None:
+        self._user_dict = user_dict if user_dict and user_dict.is_file() else None
+        self._local = threading.local()
+
+    def _analyzer(self) -> Any:
+        analyzer = getattr(self._local, "analyzer", None)
+        if analyzer is None:
+            from sudachipy import Dictionary, SplitMode
+
+            config = {"userDict": [str(self._user_dict)]} if self._user_dict else None
+            dictionary = Dictionary(dict="core", config=config) if config else \
+                Dictionary(dict="core")
+            analyzer = dictionary.create(SplitMode.A)
+            self._local.analyzer = analyzer
+        return analyzer
+
+    def ja_terms(self, run: str) -> list[str]:
+        analyzer = self._analyzer()
+        terms: list[str] = []
+        for start in range(0, len(run), _MAX_RUN):
+            for morpheme in analyzer.tokenize(run[start:start + _MAX_RUN]):
+                if morpheme.part_of_speech()[0] in _DROP_POS:
+                    continue
+                surface = morpheme.surface()
+                if surface.strip():
+                    terms.append(surface)
+        return terms
+
+    def index_text(self, text: str) -> str:
+        """Text for an FTS5 column: Japanese runs replaced by space-separated terms."""
+        text = normalize(text)
+        return _JA_RUN.sub(lambda m: " " + " ".join(self.ja_terms(m.group())) + " ", text)
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct search terms of a user query, in order; English stopwords dropped."""
+        text = normalize(text)
+        terms: list[str] = []
+        pos = 0
+        for match in _JA_RUN.finditer(text):
+            terms += _latin_terms(text[pos:match.start()])
+            terms += self.ja_terms(match.group())
+            pos = match.end()
+        terms += _latin_terms(text[pos:])
+        return list(dict.fromkeys(t for t in terms if t))
+
+
+def _latin_terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text) if w not in ENGLISH_STOPWORDS]
+
+
+_default: JapaneseTokenizer | None = None
+_lock = threading.Lock()
+
+
+def get_tokenizer(user_dict: Path | None = None) -> JapaneseTokenizer:
+    """The process-wide tokenizer (dictionary loading costs ~100 ms, so it is done once)."""
+    global _default
+    with _lock:
+        if _default is None or _default._user_dict != (
+            user_dict if user_dict and user_dict.is_file() else None
+        ):
+            _default = JapaneseTokenizer(user_dict)
+        return _default

@@ -1,0 +1,254 @@
+"""The hooks against the real `tsm` CLI on a small vault: what Claude Code would receive.
+
+Skipped only where the CLI is not installed; CI installs the package, so there they run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from plugin_harness import TSM, HookRun, base_env, claude_input, log_lines, needs_tsm, run_hook
+
+pytestmark = needs_tsm
+
+# Cold starts (model load, first DB open) must not make these tests flaky; the deadline
+# itself is tested in test_hook_processes.py.
+GENEROUS_TIMEOUT = "120"
+
+NOTES = {
+    "research/lora-modules.md": """\
+---
+title: LoRa module comparison
+status: current
+tags: [radio, lora]
+---
+# LoRa modules
+
+## Comparison
+
+The SX1276 LoRa module reaches further than the RFM95 at the same spreading factor.
+Both run at 920 MHz in Japan. See [[hunting-log]] for field tests.
+""",
+    "daily/hunting-log.md": """\
+# 狩猟の記録
+
+## 猟期
+
+今年の猟期は十一月から始まる。狩猟免許を更新し、罠の見回りにLoRaの発信機を使った。
+""",
+    "notes/shell-setup.md": """\
+# Shell setup
+
+Install zsh, then set it as the login shell with chsh.
+""",
+}
+
+
+def tsm(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    assert TSM is not None
+    return subprocess.run(
+        [TSM, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A vault indexed by the real CLI, state in the default <root>/.tsm."""
+    root = tmp_path_factory.mktemp("vault")
+    for name, text in NOTES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    done = tsm("index", "-f", "json", str(root), cwd=root, env=base_env())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["indexed"] == len(NOTES)
+    return root
+
+
+def hook_env(**overrides: str) -> dict[str, str]:
+    assert TSM is not None
+    return base_env(TSM_BIN=TSM, TSM_HOOK_TIMEOUT=GENEROUS_TIMEOUT, **overrides)
+
+
+def ask(vault: Path, prompt: str, **env: str) -> HookRun:
+    payload = claude_input("UserPromptSubmit", vault, prompt=prompt)
+    return run_hook("user_prompt_submit", payload, env=hook_env(**env), cwd=vault, timeout=300)
+
+
+def injected(run: HookRun) -> ET.Element:
+    """What Claude Code would add to the context, parsed; the hook must have succeeded."""
+    assert run.returncode == 0, run.stderr
+    output: dict[str, Any] = run.output()
+    assert list(output) == ["hookSpecificOutput"]
+    specific = output["hookSpecificOutput"]
+    assert specific["hookEventName"] == "UserPromptSubmit"
+    assert set(specific) == {"hookEventName", "additionalContext"}
+    xml = specific["additionalContext"]
+    assert isinstance(xml, str)
+    return ET.fromstring(xml)
+
+
+def search_paths(vault: Path, query: str) -> list[dict[str, Any]]:
+    done = tsm(
+        "search",
+        "--format",
+        "json",
+        "--fallback",
+        "fts-only",
+        "-q",
+        query,
+        cwd=vault,
+        env=base_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    return [r["source"] for r in json.loads(done.stdout)["results"]]
+
+
+def test_a_prompt_gets_real_results_as_knowledge_search_xml(vault: Path) -> None:
+    root = injected(ask(vault, "SX1276 LoRa module comparison"))
+    assert root.tag == "knowledge_search"
+    assert root.get("query") == "SX1276 LoRa module comparison"
+    results = root.findall("result")
+    assert results, "the LoRa note should be found"
+    assert int(root.get("count", "-1")) == len(results) <= 5
+    assert int(root.get("total", "-1")) >= len(results)
+    assert [r.get("index") for r in results] == [str(i) for i in range(1, len(results) + 1)]
+    for result in results:
+        assert re.fullmatch(r"\d+\.\d{3}", result.get("score", ""))
+        assert [c.tag for c in result][:3] == ["source", "section", "snippet"]
+        assert result.find("source").get("type")  # type: ignore[union-attr]
+    first = results[0]
+    assert (first.findtext("source") or "").endswith("lora-modules.md")
+    assert first.find("source").get("status") == "current"  # type: ignore[union-attr]
+    assert "Comparison" in (first.findtext("section") or "")
+    assert "SX1276" in (first.findtext("snippet") or "")
+
+
+def test_a_japanese_prompt_finds_the_japanese_note(vault: Path) -> None:
+    root = injected(ask(vault, "狩猟免許の更新について"))
+    paths = [r.findtext("source") or "" for r in root.findall("result")]
+    assert any(p.endswith("hunting-log.md") for p in paths), paths
+
+
+def test_a_natural_sentence_prompt_finds_its_note(vault: Path) -> None:
+    # Prompts are sentences, not keyword lists: words like "which" must not veto a match.
+    root = injected(ask(vault, "Which LoRa module did I say reaches further?"))
+    paths = [r.findtext("source") or "" for r in root.findall("result")]
+    assert any(p.endswith("lora-modules.md") for p in paths), paths
+
+
+def test_related_notes_come_from_wikilinks(vault: Path) -> None:
+    root = injected(ask(vault, "SX1276 LoRa module comparison"))
+    lora = next(
+        r
+        for r in root.findall("result")
+        if (r.findtext("source") or "").endswith("lora-modules.md")
+    )
+    assert "hunting-log.md" in (lora.findtext("related") or "")
+
+
+def test_a_zero_budget_keeps_results_but_drops_every_snippet(vault: Path) -> None:
+    root = injected(ask(vault, "SX1276 LoRa module comparison", TSM_SNIPPET_BUDGET="0"))
+    results = root.findall("result")
+    assert results
+    assert all(r.find("snippet") is not None and r.findtext("snippet") is None for r in results)
+
+
+def test_top_k_limits_what_is_shown(vault: Path) -> None:
+    root = injected(ask(vault, "LoRa 狩猟 shell", TSM_INJECT_TOP_K="1"))
+    assert len(root.findall("result")) <= 1
+
+
+def test_a_score_floor_above_every_hit_injects_nothing(vault: Path) -> None:
+    run = ask(vault, "SX1276 LoRa module comparison", TSM_INJECT_MIN_SCORE="1000")
+    assert run.returncode == 0
+    assert run.stdout == b""
+    assert not any("user_prompt_submit" in line for line in log_lines(vault / ".tsm"))
+
+
+def test_a_hostile_prompt_still_yields_parsable_xml(vault: Path) -> None:
+    prompt = 'LoRa <module> & "SX1276" ]]> </knowledge_search> 🦊 \x1b[31m'
+    root = injected(ask(vault, prompt))
+    assert root.tag == "knowledge_search"
+    assert "<module>" in (root.get("query") or "")
+
+
+def test_a_100kb_prompt_still_answers_in_time(vault: Path) -> None:
+    prompt = "SX1276 LoRa module comparison\n" + "pasted log line\n" * 7_000
+    run = ask(vault, prompt)
+    assert run.returncode == 0
+    if run.stdout:
+        injected(run)
+
+
+def test_post_tool_use_makes_a_new_note_searchable(vault: Path) -> None:
+    note = vault / "notes" / "quokka.md"
+    note.write_text("# Quokkas\n\nThe quokkaphonium antenna was tuned today.\n", "utf-8")
+    payload = claude_input(
+        "PostToolUse",
+        vault,
+        tool_name="Write",
+        tool_input={"file_path": str(note), "content": note.read_text("utf-8")},
+        tool_response={"filePath": str(note), "success": True},
+        tool_use_id="toolu_01",
+    )
+    run = run_hook("post_tool_use", payload, env=hook_env(), cwd=vault, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b""
+    assert not any("post_tool_use" in line for line in log_lines(vault / ".tsm"))
+    assert any(s["path"].endswith("quokka.md") for s in search_paths(vault, "quokkaphonium"))
+
+
+def test_stop_ingests_the_session_transcript(vault: Path, tmp_path: Path) -> None:
+    session = "5c1b0a8e-2f51-4d61-9a57-0c0f3f1f7e21"
+    transcript = tmp_path / "projects" / "-tmp-vault" / f"{session}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    common = {
+        "sessionId": session,
+        "cwd": str(vault),
+        "version": "2.1.197",
+        "isSidechain": False,
+        "userType": "external",
+        "gitBranch": "",
+    }
+    lines = [
+        {
+            **common,
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "timestamp": "2026-03-15T09:00:00.000Z",
+            "message": {"role": "user", "content": "How do I tune the wombatronic dipole?"},
+        },
+        {
+            **common,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "timestamp": "2026-03-15T09:00:05.000Z",
+            "message": {
+                "id": "msg_01",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [
+                    {"type": "text", "text": "Trim the wombatronic dipole 2 cm at a time."}
+                ],
+                "stop_reason": "end_turn",
+            },
+        },
+    ]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    payload = claude_input("Stop", vault, stop_hook_active=False)
+    payload.update(session_id=session, transcript_path=str(transcript))
+    run = run_hook("stop", payload, env=hook_env(), cwd=vault, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b""
+    assert not any("stop:" in line for line in log_lines(vault / ".tsm"))
+    sources = search_paths(vault, "wombatronic")
+    assert any(s.get("type") == "session" for s in sources), sources
