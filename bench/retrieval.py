@@ -155,6 +155,8 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
             if name == "jaquad-para":
                 for prefix in ("ja", "en"):
                     sub = {q: d for q, d in qrels.items() if q.startswith(prefix)}
+                    if not sub:
+                        continue
                     results[f"{mode} ({prefix} queries)"] = evaluate(
                         sub, {q: r for q, r in run.items() if q in sub})
         backend.close()

@@ -162,9 +162,10 @@ class LocalBackend:
                 if row:
                     break
         if row is None:
-            close = [r[0] for r in conn.execute(
-                "SELECT path FROM documents WHERE path LIKE ? ORDER BY length(path) LIMIT 3",
-                ("%" + Path(ref).name.replace("%", "") + "%",))]
+            import difflib
+
+            known = [r[0] for r in conn.execute("SELECT path FROM documents")]
+            close = difflib.get_close_matches(ref.removeprefix("./"), known, n=3, cutoff=0.6)
             hint = ("did you mean: " + ", ".join(close)) if close else "see `tsm list`"
             raise DocumentNotFound(f"no indexed document {ref!r}", hint)
         return row

@@ -47,7 +47,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Longest chunk in characters before a section is split.",
     ),
     Setting(
-        "sessions.weight", "TSM_SESSION_WEIGHT", float, 0.8,
+        "sessions.weight", "TSM_SESSION_WEIGHT", float, 0.9,
         "Score multiplier for Claude Code session transcripts.",
     ),
     Setting(

@@ -67,7 +67,7 @@ def index_paths(
         _index_file(settings, conn, path, rel, stored, report)
         if progress:
             progress(done, len(files), rel)
-    for rel, old in stored.items():
+    for rel, old in documents.stored_files(conn).items():  # fresh: renames already moved
         if rel not in seen and any(_within(rel, s) for s in scopes) and not (root / rel).exists():
             with Transaction(conn):
                 documents.delete_document(conn, old.id)

@@ -80,9 +80,10 @@ def ask(vault: Path, prompt: str, **env: str) -> HookRun:
     return run_hook("user_prompt_submit", payload, env=hook_env(**env), cwd=vault, timeout=300)
 
 
-def injected(run: HookRun) -> ET.Element:
+def injected(run: HookRun, vault: Path) -> ET.Element:
     """What Claude Code would add to the context, parsed; the hook must have succeeded."""
     assert run.returncode == 0, run.stderr
+    assert run.stdout, f"the hook printed nothing; its log ends: {log_lines(vault / '.tsm')[-2:]}"
     output: dict[str, Any] = run.output()
     assert list(output) == ["hookSpecificOutput"]
     specific = output["hookSpecificOutput"]
@@ -110,7 +111,7 @@ def search_paths(vault: Path, query: str) -> list[dict[str, Any]]:
 
 
 def test_a_prompt_gets_real_results_as_knowledge_search_xml(vault: Path) -> None:
-    root = injected(ask(vault, "SX1276 LoRa module comparison"))
+    root = injected(ask(vault, "SX1276 LoRa module comparison"), vault)
     assert root.tag == "knowledge_search"
     assert root.get("query") == "SX1276 LoRa module comparison"
     results = root.findall("result")
@@ -130,20 +131,21 @@ def test_a_prompt_gets_real_results_as_knowledge_search_xml(vault: Path) -> None
 
 
 def test_a_japanese_prompt_finds_the_japanese_note(vault: Path) -> None:
-    root = injected(ask(vault, "狩猟免許の更新について"))
+    root = injected(ask(vault, "狩猟免許の更新について"), vault)
     paths = [r.findtext("source") or "" for r in root.findall("result")]
     assert any(p.endswith("hunting-log.md") for p in paths), paths
 
 
 def test_a_natural_sentence_prompt_finds_its_note(vault: Path) -> None:
     # Prompts are sentences, not keyword lists: words like "which" must not veto a match.
-    root = injected(ask(vault, "Which LoRa module did I say reaches further?"))
+    root = injected(ask(vault, "Which LoRa module did I say reaches further?"), vault)
     paths = [r.findtext("source") or "" for r in root.findall("result")]
     assert any(p.endswith("lora-modules.md") for p in paths), paths
 
 
 def test_related_notes_come_from_wikilinks(vault: Path) -> None:
-    root = injected(ask(vault, "SX1276 LoRa module comparison"))
+    # One result only: a linked note that is itself among the results is not repeated.
+    root = injected(ask(vault, "SX1276 LoRa module comparison", TSM_INJECT_TOP_K="1"), vault)
     lora = next(
         r
         for r in root.findall("result")
@@ -153,27 +155,30 @@ def test_related_notes_come_from_wikilinks(vault: Path) -> None:
 
 
 def test_a_zero_budget_keeps_results_but_drops_every_snippet(vault: Path) -> None:
-    root = injected(ask(vault, "SX1276 LoRa module comparison", TSM_SNIPPET_BUDGET="0"))
+    root = injected(ask(vault, "SX1276 LoRa module comparison", TSM_SNIPPET_BUDGET="0"), vault)
     results = root.findall("result")
     assert results
-    assert all(r.find("snippet") is not None and r.findtext("snippet") is None for r in results)
+    snippets = [r.find("snippet") for r in results]
+    assert all(s is not None and s.text is None and len(s) == 0 for s in snippets)
 
 
 def test_top_k_limits_what_is_shown(vault: Path) -> None:
-    root = injected(ask(vault, "LoRa 狩猟 shell", TSM_INJECT_TOP_K="1"))
+    root = injected(ask(vault, "LoRa 狩猟 shell", TSM_INJECT_TOP_K="1"), vault)
     assert len(root.findall("result")) <= 1
 
 
 def test_a_score_floor_above_every_hit_injects_nothing(vault: Path) -> None:
+    injected(ask(vault, "SX1276 LoRa module comparison"), vault)  # there are hits to drop
+    logged = len(log_lines(vault / ".tsm"))
     run = ask(vault, "SX1276 LoRa module comparison", TSM_INJECT_MIN_SCORE="1000")
     assert run.returncode == 0
     assert run.stdout == b""
-    assert not any("user_prompt_submit" in line for line in log_lines(vault / ".tsm"))
+    assert log_lines(vault / ".tsm")[logged:] == []  # abstaining is not a failure
 
 
 def test_a_hostile_prompt_still_yields_parsable_xml(vault: Path) -> None:
     prompt = 'LoRa <module> & "SX1276" ]]> </knowledge_search> 🦊 \x1b[31m'
-    root = injected(ask(vault, prompt))
+    root = injected(ask(vault, prompt), vault)
     assert root.tag == "knowledge_search"
     assert "<module>" in (root.get("query") or "")
 
@@ -183,7 +188,7 @@ def test_a_100kb_prompt_still_answers_in_time(vault: Path) -> None:
     run = ask(vault, prompt)
     assert run.returncode == 0
     if run.stdout:
-        injected(run)
+        injected(run, vault)
 
 
 def test_post_tool_use_makes_a_new_note_searchable(vault: Path) -> None:
@@ -197,10 +202,11 @@ def test_post_tool_use_makes_a_new_note_searchable(vault: Path) -> None:
         tool_response={"filePath": str(note), "success": True},
         tool_use_id="toolu_01",
     )
+    logged = len(log_lines(vault / ".tsm"))
     run = run_hook("post_tool_use", payload, env=hook_env(), cwd=vault, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == b""
-    assert not any("post_tool_use" in line for line in log_lines(vault / ".tsm"))
+    assert log_lines(vault / ".tsm")[logged:] == []
     assert any(s["path"].endswith("quokka.md") for s in search_paths(vault, "quokkaphonium"))
 
 
@@ -246,9 +252,10 @@ def test_stop_ingests_the_session_transcript(vault: Path, tmp_path: Path) -> Non
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
     payload = claude_input("Stop", vault, stop_hook_active=False)
     payload.update(session_id=session, transcript_path=str(transcript))
+    logged = len(log_lines(vault / ".tsm"))
     run = run_hook("stop", payload, env=hook_env(), cwd=vault, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == b""
-    assert not any("stop:" in line for line in log_lines(vault / ".tsm"))
+    assert log_lines(vault / ".tsm")[logged:] == []
     sources = search_paths(vault, "wombatronic")
     assert any(s.get("type") == "session" for s in sources), sources

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     now = today()
     mode = "fts" if args.fts_only else "vector" if args.vec_only else "hybrid"
     query = build_query(
-        text, today=now.date(), top_k=args.top_k or settings.get("search.top_k"), mode=mode,
+        text, today=now.date(), top_k=args.top_k if args.top_k is not None else settings.get("search.top_k"), mode=mode,
         fallback=args.fallback, after=args.after, before=args.before, recent=args.recent,
         year=args.year, paths=args.path, tags=args.tag, types=args.type,
         include_content=args.include_content,

@@ -30,8 +30,11 @@ def fts_hits(conn: sqlite3.Connection, expression: str, where: str, params: Sequ
                 FROM chunks_fts f JOIN chunks c ON c.id = f.rowid
                 JOIN documents d ON d.id = c.document_id
                 WHERE chunks_fts MATCH ? AND ({where})"""
+    # MATERIALIZED: bm25() only works while the FTS query is evaluated, not in a flattened
+    # aggregate over it.
     rows = conn.execute(
-        f"SELECT cid, did, MIN(s) AS best FROM ({inner}) GROUP BY did ORDER BY best, did LIMIT ?",
+        f"""WITH m AS MATERIALIZED ({inner})
+            SELECT cid, did, MIN(s) AS best FROM m GROUP BY did ORDER BY best, did LIMIT ?""",
         (expression, *params, limit),
     ).fetchall()
     if len(rows) < limit:

@@ -11,7 +11,7 @@ DEFAULT_STATUS_WEIGHTS: Mapping[str, float] = {
     "outdated": 0.6, "archived": 0.6, "stale": 0.6,
     "superseded": 0.5, "deprecated": 0.5, "rejected": 0.5, "dropped": 0.5, "obsolete": 0.5,
 }
-RECENCY_FLOOR = 0.5  # an old note keeps at least half its score: decay reorders, never buries
+RECENCY_FLOOR = 0.9  # on the RRF scale 0.9 moves a note a few ranks: decay reorders, never buries
 
 
 def rrf(rank: int, k: int = 60, weight: float = 1.0) -> float:

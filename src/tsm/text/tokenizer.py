@@ -1,6 +1,7 @@
 """Text → FTS terms. Japanese runs go through a morphological analyzer (SudachiPy, split mode
-A, so compounds are found by their parts); everything else is NFKC-normalised, case-folded
-and left to FTS5's `porter unicode61` tokenizer. Queries are tokenized the same way."""
+A, so compounds are found by their parts, indexed by their normalized form so 作っ and 作る
+meet); everything else is NFKC-normalised, case-folded and left to FTS5's `porter unicode61`
+tokenizer. Queries are tokenized the same way. The choice is measured in the README."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import Any
 # Hiragana, katakana (incl. ー), CJK ideographs and iteration marks: runs handed to the analyzer.
 _JA_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
-# Parts of speech that carry no topic: particles, auxiliaries, symbols, punctuation, blanks.
-_DROP_POS = {"助詞", "助動詞", "補助記号", "記号", "空白"}
+# Parts of speech that carry no topic: particles, auxiliaries, punctuation, blanks. (Not 記号:
+# some dictionaries tag real words such as 鹿 or ヶ with it.)
+_DROP_POS = {"助詞", "助動詞", "補助記号", "空白"}
 _MAX_RUN = 2000  # SudachiPy rejects very long inputs; runs are split well below its limit
 
 ENGLISH_STOPWORDS = frozenset(
@@ -42,12 +44,13 @@ class JapaneseTokenizer:
     def _analyzer(self) -> Any:
         analyzer = getattr(self._local, "analyzer", None)
         if analyzer is None:
-            from sudachipy import Dictionary, SplitMode
+            from sudachipy import Config, Dictionary, SplitMode
 
-            config = {"userDict": [str(self._user_dict)]} if self._user_dict else None
+            # One tokenizer per thread: SudachiPy refuses concurrent use of one instance.
+            config = Config(user=[str(self._user_dict)]) if self._user_dict else None
             dictionary = Dictionary(dict="core", config=config) if config else \
                 Dictionary(dict="core")
-            analyzer = dictionary.create(SplitMode.A)
+            analyzer = dictionary.tokenizer(mode=SplitMode.A)
             self._local.analyzer = analyzer
         return analyzer
 
@@ -59,8 +62,8 @@ class JapaneseTokenizer:
                 if morpheme.part_of_speech()[0] in _DROP_POS:
                     continue
                 surface = morpheme.surface()
-                if surface.strip():
-                    terms.append(surface)
+                if any(c.isalnum() for c in surface):
+                    terms.append(morpheme.normalized_form())
         return terms
 
     def index_text(self, text: str) -> str:
