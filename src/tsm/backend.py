@@ -65,6 +65,12 @@ class LocalBackend:
         embedder = self.embedder() if embed else None
         return index_paths(self.settings, conn, paths, embedder=embedder, progress=progress)
 
+    def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport:
+        from .indexing import ingest_session
+
+        return ingest_session(self.settings, self.conn(create=True), path, self.embedder(),
+                              progress)
+
     def embed_pending(self, progress: Progress | None = None) -> int:
         embedder = self.embedder()
         if embedder is None:

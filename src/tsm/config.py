@@ -198,7 +198,8 @@ def _coerce(setting: Setting, raw: Any, where: str) -> Any:
             f"example: {setting.default!r}",
         ) from None
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-        raise ConfigError(f"{where} = {raw!r} must not be negative", f"example: {setting.default!r}")
+        raise ConfigError(f"{where} = {raw!r} must not be negative",
+                          f"example: {setting.default!r}")
     return value
 
 

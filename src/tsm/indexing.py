@@ -16,7 +16,7 @@ from .config import Settings
 from .embed import Embedder, passage_text
 from .errors import EmbedderUnavailable, UserError
 from .models import Document
-from .sources import SkipFile, discover, load_bytes, reader_for
+from .sources import Reader, SkipFile, discover, load_bytes, reader_for
 from .store import documents, vectors
 from .store.connect import Transaction
 from .text.chunk import chunk_sections
@@ -67,12 +67,62 @@ def index_paths(
         _index_file(settings, conn, path, rel, stored, report)
         if progress:
             progress(done, len(files), rel)
+    if not paths:
+        for transcript in _session_files(settings):
+            seen.add(session_key(settings, transcript))
+            _index_file(settings, conn, transcript, session_key(settings, transcript), stored,
+                        report, _session_reader)
     for rel, old in documents.stored_files(conn).items():  # fresh: renames already moved
+        if rel.startswith(("~/", "/")):  # transcripts outside the root: ingested explicitly
+            continue
         if rel not in seen and any(_within(rel, s) for s in scopes) and not (root / rel).exists():
             with Transaction(conn):
                 documents.delete_document(conn, old.id)
             report.removed += 1
     if embedder is not None:
+        embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
+    report.took_ms = round((time.perf_counter() - started) * 1000, 1)
+    return report
+
+
+def _session_reader(path: Path, rel: str, data: bytes) -> Document:
+    from .sources import session
+
+    return session.read(path, rel, data)
+
+
+def _session_files(settings: Settings) -> list[Path]:
+    files: list[Path] = []
+    for folder in settings.session_dirs:
+        if folder.is_dir():
+            files += sorted(folder.rglob("*.jsonl"))
+    return files
+
+
+def session_key(settings: Settings, path: Path) -> str:
+    """The stored path of a transcript: relative inside the root, else absolute with ~."""
+    path = path.expanduser().resolve()
+    try:
+        return PurePosixPath(path.relative_to(settings.index_root)).as_posix()
+    except ValueError:
+        home = Path.home()
+        return "~/" + path.relative_to(home).as_posix() if path.is_relative_to(home) \
+            else path.as_posix()
+
+
+def ingest_session(settings: Settings, conn: sqlite3.Connection, path: Path,
+                   embedder: Embedder | None = None,
+                   progress: Progress | None = None) -> IndexReport:
+    """Add or refresh one Claude Code transcript. An unchanged file is a no-op; a grown one is
+    rewritten, and only its new turns need embedding (vectors are keyed by text hash)."""
+    started = time.perf_counter()
+    if not path.is_file():
+        raise UserError(f"no such transcript: {path}")
+    report = IndexReport()
+    key = session_key(settings, path)
+    stored = {key: old} if (old := documents.stored_file(conn, key)) else {}
+    _index_file(settings, conn, path.resolve(), key, stored, report, _session_reader)
+    if embedder is not None and report.indexed:
         embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
@@ -117,7 +167,8 @@ def _within(rel: str, scope: str) -> bool:
 
 
 def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: str,
-                stored: dict[str, documents.StoredFile], report: IndexReport) -> None:
+                stored: dict[str, documents.StoredFile], report: IndexReport,
+                reader: Reader | None = None) -> None:
     try:
         stat = path.stat()
     except OSError as exc:
@@ -127,7 +178,7 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
     if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
         report.unchanged += 1
         return
-    reader = reader_for(path)
+    reader = reader or reader_for(path)
     try:
         data = load_bytes(path)
         content_hash = hashlib.sha256(data).hexdigest()

@@ -94,7 +94,11 @@ class ScoreBreakdown:
     recency: float = 1.0
     status: float = 1.0
     weight: float = 1.0
-    boost: float = 1.0
+    entity: float | None = None  # RRF contribution of a tag/title/alias named by the query
+    # Absolute relevance cues (RRF scores only order results): cosine similarity of the chunk
+    # to the query, and the IDF-weighted share of the query's words the chunk contains.
+    similarity: float | None = None
+    coverage: float | None = None
 
 
 @dataclass(frozen=True)

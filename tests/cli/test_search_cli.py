@@ -8,8 +8,6 @@ from typing import Any
 
 import pytest
 
-
-
 SOURCE_FIELDS = {"document_id": int, "title": str, "path": str, "type": str,
                  "chunk_index": int, "total_chunks": int, "tags": list, "category": str}
 

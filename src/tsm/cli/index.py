@@ -24,6 +24,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--no-embed", action="store_true",
                    help="only update the keyword index; vectors are added later")
     p.set_defaults(handler=run_index)
+    p = sub.add_parser("ingest-session", parents=[parent],
+                       help="add a Claude Code session transcript (JSONL) as Q&A chunks")
+    p.add_argument("file", type=Path, metavar="FILE", help="the transcript (.jsonl)")
+    p.set_defaults(handler=run_ingest_session)
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -47,6 +51,20 @@ def run_index(args: argparse.Namespace) -> int:
              f"{report.removed}, renamed {report.renamed}, chunks {report.chunks}, "
              f"embedded {report.embedded} in {report.took_ms / 1000:.1f}s")
     human += "".join(f"\nskipped {s['path']}: {s['reason']}" for s in report.skipped)
+    human += "".join(f"\nwarning: {w}" for w in report.warnings)
+    emit(args, data, human)
+    return 0
+
+
+def run_ingest_session(args: argparse.Namespace) -> int:
+    report = local_backend().ingest_session(args.file, progress=progress_bar(args))
+    data = asdict(report)
+    if report.indexed:
+        human = f"ingested {args.file}: {report.chunks} turns, {report.embedded} embedded"
+    elif report.unchanged:
+        human = f"{args.file} is unchanged since it was ingested; nothing to do"
+    else:
+        human = "; ".join(f"skipped {s['path']}: {s['reason']}" for s in report.skipped)
     human += "".join(f"\nwarning: {w}" for w in report.warnings)
     emit(args, data, human)
     return 0

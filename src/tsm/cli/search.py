@@ -44,7 +44,8 @@ def today() -> dt.datetime:
         try:
             return dt.datetime.fromisoformat(fixed)
         except ValueError:
-            raise UserError(f"TSM_NOW={fixed!r} is not an ISO date", "example: 2026-03-18") from None
+            raise UserError(f"TSM_NOW={fixed!r} is not an ISO date",
+                            "example: 2026-03-18") from None
     return dt.datetime.now()
 
 
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     now = today()
     mode = "fts" if args.fts_only else "vector" if args.vec_only else "hybrid"
     query = build_query(
-        text, today=now.date(), top_k=args.top_k if args.top_k is not None else settings.get("search.top_k"), mode=mode,
+        text, today=now.date(), mode=mode,
+        top_k=args.top_k if args.top_k is not None else settings.get("search.top_k"),
         fallback=args.fallback, after=args.after, before=args.before, recent=args.recent,
         year=args.year, paths=args.path, tags=args.tag, types=args.type,
         include_content=args.include_content,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..config import Settings
 from ..embed import Embedder
@@ -19,10 +19,13 @@ from ..models import Hit, ScoreBreakdown, SearchResult, Source
 from ..text.tokenizer import get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
-from .fts import fts_hits, match_expression, quote_term
+from .coverage import TermCoverage
+from .entities import entity_documents
+from .fts import fts_hits, match_expression
 from .query import Filters, Query
 from .related import LinkGraph
 from .snippets import make_snippet
+from .synonyms import expand, load_synonyms
 from .vector import load_index
 
 CATEGORY_HALF_LIFE = {"daily": 90.0, "journal": 90.0}
@@ -44,6 +47,8 @@ class _Candidate:
     doc_id: int
     fts: tuple[int, float] | None = None  # (chunk id, rrf contribution)
     vector: tuple[int, float] | None = None
+    entity: tuple[int, float] | None = None
+    similarity: float | None = None  # cosine of the best chunk, when vectors were used
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[object]]:
@@ -73,31 +78,6 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     return " AND ".join(clauses), params
 
 
-def keyword_confidence(conn: sqlite3.Connection, terms: Sequence[str],
-                       top_chunks: Sequence[int]) -> float:
-    """IDF-weighted share of the query's terms that the best keyword hits contain (0..1).
-
-    Near 0 when the query's distinctive words occur nowhere (another language, paraphrase):
-    then keyword ranks are noise and fusion must not let them outvote the vector ranking.
-    """
-    if not terms or not top_chunks:
-        return 0.0
-    total_chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
-    marks = ",".join("?" * len(top_chunks))
-    query_mass = matched_mass = 0.0
-    for term in terms:
-        expr = quote_term(term)
-        df = conn.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                          (expr,)).fetchone()[0]
-        idf = math.log((total_chunks - df + 0.5) / (df + 0.5) + 1.0)
-        query_mass += idf
-        if df and conn.execute(
-                f"SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks}) LIMIT 1",
-                (expr, *top_chunks)).fetchone():
-            matched_mass += idf
-    return fuse.term_coverage(matched_mass, query_mass)
-
-
 def search(ctx: SearchContext, query: Query) -> SearchResult:
     started = time.perf_counter()
     settings = ctx.settings
@@ -113,30 +93,50 @@ def search(ctx: SearchContext, query: Query) -> SearchResult:
 
     if not query.text.strip():
         return _finish(ctx, query, _recent(ctx.conn, where, params, query.top_k, k), "recent",
-                       terms, warnings, started, None)
+                       terms, warnings, started, None, None)
     if not terms and mode != "vector":
         warnings.append("the query has no searchable words")
 
     fts_ranked: list[tuple[int, int, float]] = []
+    entity_ranked: list[int] = []
     if mode in ("hybrid", "fts") and terms:
         expression = match_expression(terms)
         assert expression is not None
         fts_ranked, total = fts_hits(ctx.conn, expression, where, params, depth)
+        extra = expand(terms, load_synonyms(StatePaths(settings.state_dir).synonyms,
+                                            tokenizer.query_terms))
+        if extra:  # expansion-only hits rank after every exact hit
+            synonym_expr = match_expression(extra)
+            assert synonym_expr is not None
+            more, more_total = fts_hits(ctx.conn, synonym_expr, where, params, depth)
+            exact = {d for _, d, _ in fts_ranked}
+            fts_ranked += [h for h in more if h[1] not in exact][: depth - len(fts_ranked)]
+            total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
+        entity_ranked = entity_documents(ctx.conn, query.text, terms, where, params)
 
     vec_ranked: list[tuple[int, int, float]] = []
     if mode in ("hybrid", "vector"):
         vec_ranked, mode = _vector_signal(ctx, query, where, params, depth, warnings)
 
+    coverage = TermCoverage(ctx.conn, terms)
     fts_weight = 1.0
     if mode == "hybrid" and fts_ranked and vec_ranked:
-        fts_weight = keyword_confidence(ctx.conn, terms, [c for c, _, _ in fts_ranked[:3]])
+        fts_weight = coverage.best([c for c, _, _ in fts_ranked[:3]])
     for rank, (chunk_id, doc_id, _) in enumerate(fts_ranked, start=1):
         candidates.setdefault(doc_id, _Candidate(doc_id)).fts = (
             chunk_id, fuse.rrf(rank, k, fts_weight))
-    for rank, (chunk_id, doc_id, _) in enumerate(vec_ranked, start=1):
-        candidates.setdefault(doc_id, _Candidate(doc_id)).vector = (chunk_id, fuse.rrf(rank, k))
+    for rank, (chunk_id, doc_id, similarity) in enumerate(vec_ranked, start=1):
+        cand = candidates.setdefault(doc_id, _Candidate(doc_id))
+        cand.vector, cand.similarity = (chunk_id, fuse.rrf(rank, k)), similarity
+    for rank, doc_id in enumerate(entity_ranked, start=1):
+        first_chunk = ctx.conn.execute(
+            "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1",
+            (doc_id,)).fetchone()[0]
+        candidates.setdefault(doc_id, _Candidate(doc_id)).entity = (first_chunk,
+                                                                    fuse.rrf(rank, k))
     total = max(total, 0) + sum(1 for c in candidates.values() if c.fts is None)
-    return _finish(ctx, query, list(candidates.values()), mode, terms, warnings, started, total)
+    return _finish(ctx, query, list(candidates.values()), mode, terms, warnings, started, total,
+                   coverage if terms else None)
 
 
 def _vector_signal(ctx: SearchContext, query: Query, where: str, params: list[object],
@@ -211,7 +211,7 @@ def _multipliers(ctx: SearchContext, category: str, path: str, status: str | Non
 
 def _finish(ctx: SearchContext, query: Query, candidates: list[_Candidate], mode: str,
             terms: list[str], warnings: list[str], started: float,
-            total: int | None) -> SearchResult:
+            total: int | None, coverage: TermCoverage | None) -> SearchResult:
     conn = ctx.conn
     if not candidates:
         return _result(query, (), 0, "hybrid" if mode == "recent" else mode, warnings, started)
@@ -219,10 +219,10 @@ def _finish(ctx: SearchContext, query: Query, candidates: list[_Candidate], mode
     docs = {}
     for start in range(0, len(ids), 500):
         part = ids[start:start + 500]
+        marks = ",".join("?" * len(part))
         for row in conn.execute(
                 f"""SELECT id, path, title, type, category, status, created, updated, doc_date,
-                        size, mtime, aliases FROM documents WHERE id IN ({','.join('?' * len(part))})""",
-                part):
+                        size, mtime, aliases FROM documents WHERE id IN ({marks})""", part):
             docs[row[0]] = row
     scored = []
     for cand in candidates:
@@ -232,9 +232,10 @@ def _finish(ctx: SearchContext, query: Query, candidates: list[_Candidate], mode
         recency, status, weight = _multipliers(ctx, doc[4], doc[1], doc[5], doc[8], doc[3])
         fts = cand.fts[1] if cand.fts else 0.0
         vec = cand.vector[1] if cand.vector else 0.0
-        final = (fts + vec) * recency * status * weight
-        chunk = cand.fts[0] if cand.fts and (not cand.vector or fts >= vec) else \
-            cand.vector[0] if cand.vector else cand.fts[0]  # type: ignore[index]
+        entity = cand.entity[1] if cand.entity else 0.0
+        final = (fts + vec + entity) * recency * status * weight
+        signals = [s for s in (cand.fts, cand.vector, cand.entity) if s is not None]
+        chunk = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
         scored.append((final, cand, doc, chunk, (recency, status, weight)))
     scored.sort(key=lambda s: (-s[0], s[1].doc_id))
     hits: list[Hit] = []
@@ -262,6 +263,8 @@ def _finish(ctx: SearchContext, query: Query, candidates: list[_Candidate], mode
             vector=round(cand.vector[1], 6) if cand.vector else
             (0.0 if mode in ("hybrid", "vector") else None),
             recency=round(recency, 4), status=status, weight=weight,
+            entity=round(cand.entity[1], 6) if cand.entity else None,
+            similarity=round(cand.similarity, 4) if cand.similarity is not None else None,
         )
         source = Source(cand.doc_id, doc[2], doc[1], doc[3], chunk[2], chunk[0], n_chunks,
                         tags, doc[4], doc[5], doc[6], doc[7], stale)
@@ -270,8 +273,10 @@ def _finish(ctx: SearchContext, query: Query, candidates: list[_Candidate], mode
                         make_snippet(chunk[3], terms), (),
                         _content(conn, cand.doc_id) if len(hits) < query.include_content
                         else None))
+    covered = coverage.per_chunk([h.chunk_id for h in hits]) if coverage else {}
     final_hits = tuple(
-        _with_related(graph, h, docs[h.source.document_id], shown) for h in hits)
+        _with_related(graph, h, docs[h.source.document_id], shown, covered.get(h.chunk_id))
+        for h in hits)
     dropped = len(scored) - len(final_hits)
     total_matches = max(total if total is not None else len(scored), len(final_hits))
     if mode == "recent":
@@ -281,12 +286,13 @@ def _finish(ctx: SearchContext, query: Query, candidates: list[_Candidate], mode
                    warnings, started)
 
 
-def _with_related(graph: LinkGraph, hit: Hit, doc: tuple, shown: set[int]) -> Hit:  # type: ignore[type-arg]
-    from dataclasses import replace
-
+def _with_related(graph: LinkGraph, hit: Hit, doc: tuple[Any, ...], shown: set[int],
+                  coverage: float | None) -> Hit:
     related = graph.related(hit.source.document_id, doc[1], doc[2], json.loads(doc[11] or "[]"),
                             shown)
-    return replace(hit, related=related)
+    breakdown = replace(hit.score_breakdown,
+                        coverage=round(coverage, 4) if coverage is not None else None)
+    return replace(hit, related=related, score_breakdown=breakdown)
 
 
 def _doc_extras(conn: sqlite3.Connection, doc_id: int) -> tuple[int, tuple[str, ...]]:

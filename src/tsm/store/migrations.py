@@ -21,7 +21,7 @@ def migration(fn: Migration) -> Migration:
 
 @migration
 def m001_documents_chunks_fts(conn: sqlite3.Connection) -> None:
-    run_script(conn, 
+    run_script(conn,
         """
         CREATE TABLE IF NOT EXISTS migrations (
             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL);

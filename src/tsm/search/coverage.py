@@ -1,0 +1,54 @@
+"""Term coverage: the IDF-weighted share of a query's terms that a chunk contains (0..1).
+
+Near 0 when the query's distinctive words occur nowhere (another language, a paraphrase):
+keyword ranks are then noise, and fusion must not let them outvote the vector ranking. It is
+also an absolute relevance cue, unlike RRF scores, which only order results.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Sequence
+
+from .fts import quote_term
+
+
+class TermCoverage:
+    """Per-query helper; document frequencies are looked up once per term."""
+
+    def __init__(self, conn: sqlite3.Connection, terms: Sequence[str]) -> None:
+        self.conn = conn
+        self.terms = list(dict.fromkeys(terms))
+        self._idf: dict[str, float] | None = None
+
+    def idf(self) -> dict[str, float]:
+        """Lucene-style BM25 IDF per term over chunks; unseen terms get the highest IDF."""
+        if self._idf is None:
+            total = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
+            self._idf = {}
+            for term in self.terms:
+                df = self.conn.execute(
+                    "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                    (quote_term(term),)).fetchone()[0]
+                self._idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
+        return self._idf
+
+    def per_chunk(self, chunk_ids: Sequence[int]) -> dict[int, float]:
+        """chunk id → coverage of the query by that chunk."""
+        if not chunk_ids or not self.terms:
+            return {c: 0.0 for c in chunk_ids}
+        idf = self.idf()
+        mass = sum(idf.values())
+        matched = dict.fromkeys(chunk_ids, 0.0)
+        marks = ",".join("?" * len(chunk_ids))
+        for term, weight in idf.items():
+            for (rowid,) in self.conn.execute(
+                    f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+                    (quote_term(term), *chunk_ids)):
+                matched[rowid] += weight
+        return {c: (min(1.0, m / mass) if mass > 0 else 0.0) for c, m in matched.items()}
+
+    def best(self, chunk_ids: Sequence[int]) -> float:
+        """Coverage of the best of these chunks."""
+        return max(self.per_chunk(chunk_ids).values(), default=0.0)
