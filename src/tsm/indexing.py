@@ -20,8 +20,8 @@ from .sources import Reader, SkipFile, discover, load_bytes, reader_for
 from .store import documents, vectors
 from .store.connect import Transaction
 from .text.chunk import chunk_sections
-from .text.tokenizer import get_tokenizer
-from .workspace import IgnoreRules, StatePaths
+from .text.tokenizer import compiled_user_dict, get_tokenizer
+from .workspace import IgnoreRules
 
 # progress(done, total, label) — the CLI draws a bar with it; the library never prints.
 Progress = Callable[[int, int, str], None]
@@ -210,7 +210,7 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
 def write(settings: Settings, conn: sqlite3.Connection, doc: Document, *, content_hash: str,
           size: int, mtime: float, category: str | None = None) -> int:
     """Chunk, tokenize and store one document (inside the caller's transaction)."""
-    tokenizer = get_tokenizer(StatePaths(settings.state_dir).user_dict)
+    tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
     chunks = chunk_sections(doc.sections, settings.get("chunking.max_chars"))
     title_terms = tokenizer.index_text(doc.title + " " + " ".join(doc.aliases))
     section_terms: dict[str, str] = {}

@@ -88,6 +88,37 @@ def _latin_terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text) if w not in ENGLISH_STOPWORDS]
 
 
+def compiled_user_dict(state_dir: Path) -> Path | None:
+    """`<state dir>/user_dict.csv` (Sudachi's user-dictionary CSV) compiled to user_dict.dic,
+    rebuilt when the CSV is newer. Changing it changes tokenization: run `tsm reindex fts`."""
+    source, compiled = state_dir / "user_dict.csv", state_dir / "user_dict.dic"
+    if not source.is_file():
+        return None
+    if compiled.is_file() and compiled.stat().st_mtime >= source.stat().st_mtime:
+        return compiled
+    import subprocess
+    import sys
+
+    import sudachidict_core
+
+    from ..errors import ConfigError
+
+    system = Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
+    partial = compiled.with_name("user_dict.dic.tmp")
+    partial.unlink(missing_ok=True)  # ubuild refuses to overwrite
+    build = ("import sys; from sudachipy.command_line import main; "
+             "sys.argv = ['sudachipy', 'ubuild', '-s', sys.argv[1], '-o', sys.argv[2], "
+             "sys.argv[3]]; main()")
+    proc = subprocess.run([sys.executable, "-c", build, str(system), str(partial), str(source)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not partial.is_file():
+        last = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
+        raise ConfigError(f"{source}: cannot build the user dictionary: {last}",
+                          "see the README (Japanese user dictionary) for the CSV format")
+    partial.replace(compiled)
+    return compiled
+
+
 _default: JapaneseTokenizer | None = None
 _lock = threading.Lock()
 

@@ -1,0 +1,186 @@
+"""From fused candidates to Hits: apply the score multipliers, pick the top-k whose files
+still exist, and fetch their chunks, tags, snippets and related documents in batches."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..config import Settings
+from ..models import Hit, ScoreBreakdown, Source
+from . import fuse
+from .related import LinkGraph
+from .snippets import make_snippet
+
+if TYPE_CHECKING:
+    from .coverage import TermCoverage
+
+CATEGORY_HALF_LIFE = {"daily": 90.0, "journal": 90.0}
+_DOC_COLUMNS = ("id, path, title, type, category, status, created, updated, doc_date, size, "
+                "mtime, aliases")
+
+
+@dataclass
+class Candidate:
+    """One document found by at least one signal: (chunk id, RRF contribution) per signal."""
+
+    doc_id: int
+    fts: tuple[int, float] | None = None
+    vector: tuple[int, float] | None = None
+    entity: tuple[int, float] | None = None
+    similarity: float | None = None  # cosine of the best chunk, when vectors were used
+
+
+@dataclass
+class _Scored:
+    score: float
+    cand: Candidate
+    doc: tuple[Any, ...]
+    chunk_id: int
+    recency: float
+    status: float
+    weight: float
+    stale: bool = False
+
+
+def multipliers(settings: Settings, now: dt.datetime, doc: tuple[Any, ...]) -> tuple[
+        float, float, float]:
+    """(recency, status, weight) for a document row of _DOC_COLUMNS."""
+    path, doc_type, category, status, date = doc[1], doc[3], doc[4], doc[5], doc[8]
+    weight = 1.0
+    half_life = CATEGORY_HALF_LIFE.get(category) or settings.get("ranking.half_life_days")
+    for content_dir in settings.content_dirs:
+        if path == content_dir.path or path.startswith(content_dir.path.rstrip("/") + "/"):
+            weight = content_dir.weight
+            if content_dir.half_life_days is not None:
+                half_life = content_dir.half_life_days
+    if doc_type == "session":
+        weight *= settings.get("sessions.weight")
+        half_life = settings.get("sessions.half_life_days")
+    age = None
+    if date:
+        try:
+            age = (now.date() - dt.date.fromisoformat(date[:10])).days
+        except ValueError:
+            age = None
+    return (fuse.recency(age, half_life), fuse.status_penalty(status, settings.status_weights),
+            weight)
+
+
+def rank_candidates(conn: sqlite3.Connection, settings: Settings, now: dt.datetime,
+         candidates: list[Candidate]) -> list[_Scored]:
+    """Final score = fused RRF × recency × status × weight, best first."""
+    docs: dict[int, tuple[Any, ...]] = {}
+    ids = [c.doc_id for c in candidates]
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({marks})",
+                                part):
+            docs[row[0]] = row
+    scored = []
+    for cand in candidates:
+        doc = docs.get(cand.doc_id)
+        if doc is None:
+            continue
+        recency, status, weight = multipliers(settings, now, doc)
+        signals = [s for s in (cand.fts, cand.vector, cand.entity) if s is not None]
+        fused = sum(s[1] for s in signals)
+        chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
+        scored.append(_Scored(fused * recency * status * weight, cand, doc, chunk_id, recency,
+                              status, weight))
+    scored.sort(key=lambda s: (-s.score, s.cand.doc_id))
+    return scored
+
+
+def select_fresh(scored: list[_Scored], top_k: int, root: os.PathLike[str] | None,
+                 warnings: list[str]) -> list[_Scored]:
+    """The first top_k whose files still exist; changed files are kept but marked stale.
+    `root=None` skips the check (benchmarks over files that cannot change)."""
+    chosen = []
+    for item in scored:
+        if len(chosen) >= top_k:
+            break
+        path, doc_type, size, mtime = item.doc[1], item.doc[3], item.doc[9], item.doc[10]
+        if root is not None and doc_type != "session":
+            state = _freshness(os.path.join(root, path), size, mtime)
+            if state == "missing":
+                warnings.append(f"{path} no longer exists; dropped from the results")
+                continue
+            if state == "changed":
+                item.stale = True
+                warnings.append(f"{path} changed since it was indexed; run `tsm index`")
+        chosen.append(item)
+    return chosen
+
+
+def build_hits(conn: sqlite3.Connection, chosen: list[_Scored], *, signals: tuple[bool, bool],
+               terms: list[str], coverage: TermCoverage | None,
+               include_content: int) -> tuple[Hit, ...]:
+    """Hits for the chosen documents. `signals` says whether (fts, vector) ran, so a signal
+    that ran but missed a document reports 0.0 and one that did not run reports None."""
+    if not chosen:
+        return ()
+    chunk_ids = [s.chunk_id for s in chosen]
+    doc_ids = [s.cand.doc_id for s in chosen]
+    chunks = _by_id(conn, "SELECT id, chunk_index, section, page, text FROM chunks "
+                          "WHERE id IN ({})", chunk_ids)
+    counts = {d: n for d, n in conn.execute(
+        f"SELECT document_id, COUNT(*) FROM chunks WHERE document_id IN "
+        f"({','.join('?' * len(doc_ids))}) GROUP BY document_id", doc_ids)}
+    tags: dict[int, list[str]] = {}
+    for doc_id, tag in conn.execute(
+            f"SELECT document_id, tag FROM tags WHERE document_id IN "
+            f"({','.join('?' * len(doc_ids))}) ORDER BY tag", doc_ids):
+        tags.setdefault(doc_id, []).append(tag)
+    covered = coverage.per_chunk(chunk_ids) if coverage else {}
+    graph = LinkGraph(conn)
+    shown = set(doc_ids)
+    hits = []
+    for position, item in enumerate(chosen):
+        cand, doc = item.cand, item.doc
+        _, chunk_index, section, page, text = chunks[item.chunk_id]
+        breakdown = ScoreBreakdown(
+            fts=_contribution(cand.fts, signals[0]),
+            vector=_contribution(cand.vector, signals[1]),
+            recency=round(item.recency, 4), status=item.status, weight=item.weight,
+            entity=round(cand.entity[1], 6) if cand.entity else None,
+            similarity=round(cand.similarity, 4) if cand.similarity is not None else None,
+            coverage=round(covered[item.chunk_id], 4) if item.chunk_id in covered else None,
+        )
+        source = Source(cand.doc_id, doc[2], doc[1], doc[3], page, chunk_index,
+                        counts.get(cand.doc_id, 0), tuple(tags.get(cand.doc_id, ())), doc[4],
+                        doc[5], doc[6], doc[7], item.stale)
+        related = graph.related(cand.doc_id, doc[1], doc[2], json.loads(doc[11] or "[]"), shown)
+        content = _content(conn, cand.doc_id) if position < include_content else None
+        hits.append(Hit(item.chunk_id, round(item.score, 6), breakdown, text, source, section,
+                        make_snippet(text, terms), related, content))
+    return tuple(hits)
+
+
+def _contribution(signal: tuple[int, float] | None, ran: bool) -> float | None:
+    if signal is not None:
+        return round(signal[1], 6)
+    return 0.0 if ran else None
+
+
+def _by_id(conn: sqlite3.Connection, sql: str, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    return {row[0]: row for row in conn.execute(sql.format(",".join("?" * len(ids))), ids)}
+
+
+def _content(conn: sqlite3.Connection, doc_id: int) -> str:
+    return str(conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])
+
+
+def _freshness(path: str, size: int, mtime: float) -> str:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "ok"
+    return "ok" if (st.st_size == size and st.st_mtime == mtime) else "changed"
