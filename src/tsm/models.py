@@ -43,6 +43,7 @@ class Document:
     updated: str | None = None
     date: str | None = None  # the date used by filters and recency
     date_source: str | None = None  # frontmatter:updated | frontmatter:date | filename | mtime …
+    malformed_lines: int = 0  # lines a reader had to skip (session transcripts)
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-
-from .config import Settings
-from .errors import UserError
+from pathlib import Path
 
 IGNORE_FILE = ".tsmignore"
 # Never indexed, whatever .tsmignore says: tool state and VCS internals.
@@ -33,10 +30,6 @@ class StatePaths:
         return self.root / "tsmd.pid"
 
     @property
-    def user_dict(self) -> Path:
-        return self.root / "user_dict.csv"
-
-    @property
     def synonyms(self) -> Path:
         return self.root / "synonyms.csv"
 
@@ -58,15 +51,3 @@ class IgnoreRules:
 
     def ignored(self, rel: str, is_dir: bool = False) -> bool:
         return self._spec.match_file(rel + "/" if is_dir else rel)
-
-
-def relative_to_root(settings: Settings, path: Path) -> str:
-    """The POSIX path of `path` relative to the index root; UserError if it lies outside."""
-    resolved = path.expanduser().resolve() if path.is_absolute() else (Path.cwd() / path).resolve()
-    try:
-        return PurePosixPath(resolved.relative_to(settings.index_root)).as_posix()
-    except ValueError:
-        raise UserError(
-            f"{path} is outside the index root {settings.index_root}",
-            "run tsm from inside the notes folder or set TSM_INDEX_ROOT",
-        ) from None

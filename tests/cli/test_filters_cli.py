@@ -144,3 +144,10 @@ def test_related_documents_from_links(dated_vault: Path, tsm: Any) -> None:
     assert hit["source"]["path"] == "research/lora-modules.md"
     related = {r["path"]: r for r in hit["related"]}
     assert related["research/vhf-tracker.md"]["strength"] > 1.0  # linked both ways
+
+
+def test_query_date_with_no_match_falls_back_to_any_date(dated_vault: Path, tsm: Any) -> None:
+    result = tsm("search", "2019年の無線", "-f", "json", env={"TSM_INDEX_ROOT": str(dated_vault)})
+    data = result.json()
+    assert data["results"] and "after" not in data["filters"]
+    assert any("nothing is dated" in w for w in data["warnings"])

@@ -52,6 +52,9 @@ def output_format(args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A query is one matrix-vector product: memory-bound, and OpenBLAS threads only contend
+    # with the embedding engine's own threads (measured in bench/vector_scaling.py).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
     fmt = "json" if _wants_json(argv) else ("human" if sys.stdout.isatty() else "json")
     try:

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from .fts import quote_term
+from .fuse import term_coverage
 
 
 class TermCoverage:
@@ -47,7 +48,7 @@ class TermCoverage:
                     f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
                     (quote_term(term), *chunk_ids)):
                 matched[rowid] += weight
-        return {c: (min(1.0, m / mass) if mass > 0 else 0.0) for c, m in matched.items()}
+        return {c: term_coverage(m, mass) for c, m in matched.items()}
 
     def best(self, chunk_ids: Sequence[int]) -> float:
         """Coverage of the best of these chunks."""

@@ -7,7 +7,7 @@ import datetime as dt
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..config import Settings
 from ..embed import Embedder
@@ -64,6 +64,21 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
 
 
 def search(ctx: SearchContext, query: Query) -> SearchResult:
+    """Run a query. A date taken from the query text is a guess ("2019年の…" may be a topic,
+    not when the note was written): when it leaves nothing, search again without it."""
+    result = _search(ctx, query)
+    expression = query.filters.date_expression
+    if result.results or not expression or not query.text.strip():
+        return result
+    undated = replace(query, text=query.original, filters=replace(
+        query.filters, after=None, before=None, date_expression=None))
+    retry = _search(ctx, undated)
+    note = f"nothing is dated {expression!r}; showing matches from any date"
+    return replace(retry, warnings=(note, *retry.warnings),
+                   took_ms=round(result.took_ms + retry.took_ms, 2))
+
+
+def _search(ctx: SearchContext, query: Query) -> SearchResult:
     started = time.perf_counter()
     settings = ctx.settings
     warnings: list[str] = []
@@ -107,7 +122,8 @@ def search(ctx: SearchContext, query: Query) -> SearchResult:
     coverage = TermCoverage(ctx.conn, terms)
     fts_weight = 1.0
     if mode == "hybrid" and fts_ranked and vec_ranked:
-        fts_weight = coverage.best([c for c, _, _ in fts_ranked[:3]])
+        fts_weight = fuse.keyword_weight(coverage.best([c for c, _, _ in fts_ranked[:3]]),
+                                         settings.get("search.coverage_full"))
     for rank, (chunk_id, doc_id, _) in enumerate(fts_ranked, start=1):
         candidates.setdefault(doc_id, Candidate(doc_id)).fts = (
             chunk_id, fuse.rrf(rank, k, fts_weight))

@@ -46,6 +46,16 @@ def status_penalty(status: str | None, weights: Mapping[str, float] | None = Non
     return table.get(status.lower(), 1.0)
 
 
+def keyword_weight(coverage: float, full_at: float) -> float:
+    """RRF weight of the keyword ranking from the coverage of its best hit: 1 at or above
+    `full_at`, linearly less below. Rank fusion ignores score magnitudes (Bruch et al., TOIS
+    2023), so a keyword ranking built on a few generic words would otherwise count as much
+    as a good one."""
+    if full_at <= 0:
+        return 1.0
+    return max(0.0, min(1.0, coverage / full_at))
+
+
 def term_coverage(matched_idf: float, query_idf: float) -> float:
     """Share of the query's IDF mass that the best keyword hit matches (0..1)."""
     return 0.0 if query_idf <= 0 else min(1.0, matched_idf / query_idf)

@@ -35,23 +35,15 @@ class VectorIndex:
         sims = self.matrix @ query.astype(np.float32)
         if allowed_chunks is not None:
             sims = np.where(np.isin(self.chunk_ids, allowed_chunks), sims, -np.inf)
-        # Several chunks of one document may rank high: take extra rows, then keep one per doc.
+        # Several chunks of one document may rank high: take extra rows, keep one per doc.
         take = min(len(sims), max(limit * 4, limit + 50))
         top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top], kind="stable")]
-        hits: list[tuple[int, int, float]] = []
-        seen: set[int] = set()
-        for i in top:
-            if not np.isfinite(sims[i]):
-                break
-            doc = int(self.doc_ids[i])
-            if doc in seen:
-                continue
-            seen.add(doc)
-            hits.append((int(self.chunk_ids[i]), doc, float(sims[i])))
-            if len(hits) >= limit:
-                break
-        return hits
+        top = top[np.isfinite(sims[top])]
+        _, first = np.unique(self.doc_ids[top], return_index=True)  # best row of each doc
+        best = top[np.sort(first)][:limit]
+        return [(int(c), int(d), float(v)) for c, d, v in
+                zip(self.chunk_ids[best], self.doc_ids[best], sims[best], strict=True)]
 
 
 _cache: dict[tuple[str, str], VectorIndex] = {}
