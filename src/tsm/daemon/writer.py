@@ -1,0 +1,214 @@
+"""The daemon's single writer: one thread owns the only write connection and runs jobs from a
+queue, so writes never contend with each other, while searches read through their own WAL
+connections and never wait behind it. Long work (re-tokenizing, embedding) is cut into batch
+jobs so a watcher update or a `tsm index` gets its turn in between.
+
+The Backfill thread fills in vectors in the background: it reads chunks that lack one, has
+the embedding worker embed them (outside the writer), and hands the rows to the writer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import Settings
+from ..embed import Embedder, passage_text
+from ..errors import EmbedderUnavailable
+from ..store import vectors
+from ..store.connect import Transaction, open_db
+
+log = logging.getLogger("tsm.daemon")
+JobFn = Callable[[sqlite3.Connection], Any]
+
+
+@dataclass
+class _Job:
+    label: str
+    fn: JobFn
+    future: Future[Any] = field(default_factory=Future)
+
+
+class Writer:
+    """Runs `fn(write_conn)` jobs one at a time, in submission order."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.conn = open_db(settings.db_path, create=True)
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self.current: str | None = None
+        self.done_jobs = 0
+        self._thread = threading.Thread(target=self._run, name="tsm-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, label: str, fn: JobFn) -> Future[Any]:
+        job = _Job(label, fn)
+        self._jobs.put(job)
+        return job.future
+
+    def queue_length(self) -> int:
+        return self._jobs.qsize()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._jobs.put(None)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                break
+            if not job.future.set_running_or_notify_cancel():
+                continue
+            self.current = job.label
+            started = time.perf_counter()
+            try:
+                job.future.set_result(job.fn(self.conn))
+            except BaseException as exc:  # the job's caller sees it; the writer lives on
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                log.warning("job %s failed: %s: %s", job.label, type(exc).__name__, exc)
+                job.future.set_exception(exc)
+            finally:
+                self.current = None
+                self.done_jobs += 1
+                log.debug("job %s took %.0f ms", job.label,
+                          (time.perf_counter() - started) * 1000)
+        self.conn.close()
+
+
+class Backfill:
+    """Embeds chunks that have no vector yet, one batch at a time, in the background."""
+
+    def __init__(self, settings: Settings, writer: Writer,
+                 embedder: Callable[[], Embedder | None]) -> None:
+        self.settings = settings
+        self.writer = writer
+        self._embedder = embedder
+        self._wake = threading.Event()
+        self._stop = False
+        self.state = "idle"
+        self.detail: str | None = None
+        self.embedded = 0  # rows embedded by this daemon since it started
+        self.batch_size = int(settings.get("embedding.batch_size"))
+        self._thread = threading.Thread(target=self._run, name="tsm-backfill", daemon=True)
+        self._thread.start()
+        self.wake()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop = True
+        self._wake.set()
+
+    def status(self) -> dict[str, Any]:
+        return {"state": self.state, "detail": self.detail, "embedded_since_start":
+                self.embedded}
+
+    def _run(self) -> None:
+        conn: sqlite3.Connection | None = None
+        while not self._stop:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop:
+                break
+            try:
+                embedder = self._embedder()
+                if embedder is None:
+                    self.state = "disabled"
+                    continue
+                conn = conn or open_db(self.settings.db_path)
+                self.state, self.detail = "embedding", None
+                while not self._stop and self._one_batch(conn, embedder):
+                    pass
+                self.state = "idle"
+            except EmbedderUnavailable as exc:
+                self.state, self.detail = "paused", exc.message  # no retry loop: wait for a wake
+            except Exception as exc:
+                log.exception("backfill failed")
+                self.state, self.detail = "error", f"{type(exc).__name__}: {exc}"
+                time.sleep(1.0)
+
+    def _one_batch(self, conn: sqlite3.Connection, embedder: Embedder) -> bool:
+        """Embed one batch; False when nothing is left."""
+        batch = vectors.pending(conn, embedder.name, self.batch_size)
+        if not batch:
+            self.writer.submit("drop orphan vectors", vectors_cleanup).result()
+            return False
+        matrix = embedder.embed_documents(
+            [passage_text(p.title, p.section, p.text) for p in batch])
+        name, dim = embedder.name, embedder.dim
+        rows = list(zip((p.embed_hash for p in batch), matrix, strict=True))
+
+        def store(wconn: sqlite3.Connection) -> None:
+            with Transaction(wconn):
+                vectors.set_meta(wconn, "model_name", name)
+                vectors.set_meta(wconn, "embedding_dim", str(dim))
+                vectors.store(wconn, name, rows)
+
+        self.writer.submit(f"store {len(rows)} vectors", store).result()
+        self.embedded += len(rows)
+        return True
+
+
+def vectors_cleanup(conn: sqlite3.Connection) -> int:
+    with Transaction(conn):
+        return vectors.drop_orphans(conn)
+
+
+def drop_vectors(conn: sqlite3.Connection) -> int:
+    """`tsm reindex vectors`: forget every vector; the backfill embeds them again."""
+    with Transaction(conn):
+        count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+        vectors.drop_model(conn, None)
+    return count
+
+
+def fts_batches(conn: sqlite3.Connection, batch: int = 100) -> list[list[int]]:
+    """Document ids in batches, for `tsm reindex fts` (one writer job per batch)."""
+    ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
+    return [ids[i:i + batch] for i in range(0, len(ids), batch)]
+
+
+def rebuild_fts(settings: Settings, doc_ids: list[int]) -> JobFn:
+    """A job that re-tokenizes the stored chunks of `doc_ids` into fresh FTS rows (e.g. after
+    a tokenizer or user-dictionary change); the files are not read again."""
+
+    def job(conn: sqlite3.Connection) -> int:
+        from ..text.tokenizer import compiled_user_dict, get_tokenizer
+
+        tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
+        rows = 0
+        with Transaction(conn):
+            for doc_id in doc_ids:
+                doc = conn.execute("SELECT title, aliases FROM documents WHERE id = ?",
+                                   (doc_id,)).fetchone()
+                if doc is None:  # deleted since the batches were planned
+                    continue
+                aliases = json.loads(doc[1] or "[]")
+                title_terms = tokenizer.index_text(doc[0] + " " + " ".join(aliases))
+                tags = [r[0] for r in conn.execute(
+                    "SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,))]
+                fts_tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in tags)
+                chunks = conn.execute("SELECT id, section, text FROM chunks WHERE document_id = ?",
+                                      (doc_id,)).fetchall()
+                conn.execute("DELETE FROM chunks_fts WHERE rowid IN "
+                             "(SELECT id FROM chunks WHERE document_id = ?)", (doc_id,))
+                conn.executemany(
+                    "INSERT INTO chunks_fts(rowid, title, section, body, tags) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [(cid, title_terms, tokenizer.index_text(section), tokenizer.index_text(text),
+                      fts_tags) for cid, section, text in chunks])
+                rows += len(chunks)
+        return rows
+
+    return job
