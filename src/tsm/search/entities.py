@@ -15,14 +15,19 @@ def _norm(text: str) -> str:
 
 def entity_documents(conn: sqlite3.Connection, query_text: str, terms: Sequence[str],
                      where: str, params: Sequence[object], limit: int = 20) -> list[int]:
-    """Documents carrying a tag equal to a query term (or its last `/` part), or whose title
+    """Documents carrying a tag named by a query term (or nested under it), or whose title
     or alias equals the whole query; most specific first (fewest such documents)."""
     names = {_norm(t) for t in terms if len(t) > 1} | {_norm(query_text)}
     names.discard("")
     if not names:
         return []
-    tags = [tag for (tag,) in conn.execute("SELECT DISTINCT tag FROM tags")
-            if tag in names or tag.rsplit("/", 1)[-1] in names]
+    # A name matches a tag or a nested tag under it (#a/b carries a); both use the tag index.
+    ordered = sorted(names)
+    clauses = " OR ".join(["tag IN (" + ",".join("?" * len(ordered)) + ")"] +
+                          ["(tag > ? AND tag < ?)"] * len(ordered))
+    bounds = [b for n in ordered for b in (n + "/", n + "0")]  # '0' sorts right after '/'
+    tags = [tag for (tag,) in conn.execute(
+        f"SELECT DISTINCT tag FROM tags WHERE {clauses}", (*ordered, *bounds))]
     hits: dict[int, int] = {}
     if tags:
         marks = ",".join("?" * len(tags))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import Chunk, Document
+from .names import document_names, link_key
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,13 @@ def write_document(
         )
     conn.executemany("INSERT OR IGNORE INTO tags(document_id, tag) VALUES (?, ?)",
                      [(doc_id, t) for t in doc.tags])
-    conn.executemany("INSERT INTO links(document_id, target, link_type) VALUES (?, ?, ?)",
-                     [(doc_id, link.target, link.link_type) for link in doc.links])
+    conn.executemany(
+        "INSERT INTO links(document_id, target, link_type, target_key) VALUES (?, ?, ?, ?)",
+        [(doc_id, link.target, link.link_type, link_key(link.target, link.link_type))
+         for link in doc.links])
+    conn.executemany("INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
+                     [(doc_id, name, kind) for name, kind in
+                      document_names(doc.path, doc.title, doc.aliases)])
     return doc_id
 
 

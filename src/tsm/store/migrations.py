@@ -87,6 +87,36 @@ def m001_documents_chunks_fts(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m002_link_name_keys(conn: sqlite3.Connection) -> None:
+    """Indexed names (file stem, path, title, aliases) and link keys, so resolving a link
+    costs an index lookup instead of a scan of every document."""
+    import json
+
+    from .names import document_names, link_key
+
+    run_script(conn, """
+        CREATE TABLE names (
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL
+        );
+        CREATE INDEX names_name ON names(name);
+        CREATE INDEX names_document ON names(document_id);
+        ALTER TABLE links ADD COLUMN target_key TEXT NOT NULL DEFAULT '';
+        CREATE INDEX links_target_key ON links(target_key)
+    """)
+    for doc_id, path, title, aliases in conn.execute(
+            "SELECT id, path, title, aliases FROM documents").fetchall():
+        conn.executemany("INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
+                         [(doc_id, n, k) for n, k in
+                          document_names(path, title, json.loads(aliases or "[]"))])
+    for rowid, target, link_type in conn.execute(
+            "SELECT rowid, target, link_type FROM links").fetchall():
+        conn.execute("UPDATE links SET target_key = ? WHERE rowid = ?",
+                     (link_key(target, link_type), rowid))
+
+
 def run_script(conn: sqlite3.Connection, script: str) -> None:
     """Run `;`-separated DDL inside the current transaction (executescript would COMMIT it)."""
     for statement in script.split(";"):
