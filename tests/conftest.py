@@ -26,6 +26,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
         if key.startswith("TSM_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("TSM_NO_USER_CONFIG", "1")
+    monkeypatch.setenv("TSM_AUTOSTART", "0")  # tests that want a daemon start one themselves
     monkeypatch.setenv("TSM_NOW", FIXED_NOW)  # dates and recency never rot with the calendar
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     yield

@@ -23,3 +23,30 @@ def test_cli_entry_point_imports_no_heavy_library() -> None:
 def test_search_query_parsing_imports_no_heavy_library() -> None:
     modules = loaded_after("import tsm.search.query, tsm.render.json_format, tsm.config")
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
+
+
+def test_search_through_the_daemon_imports_no_heavy_library() -> None:
+    """The thin client path: `python -X importtime` lists every module the CLI imported."""
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "daemon"))
+    from daemon_harness import Harness
+
+    h = Harness()
+    try:
+        h.env["TSM_EMBEDDER"] = "none"  # keyword search suffices; no model in the daemon either
+        assert h.cli("index", "-f", "json").code == 0
+        h.start("--no-watch")
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "tsm", "search", "install git",
+             "--fts-only", "-f", "json"],
+            capture_output=True, text=True, cwd=h.root, env=h.env, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert '"results"' in proc.stdout
+        imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+                    if line.startswith("import time:") and "|" in line}
+        assert "tsm.daemon.client" in imported
+        assert not {m for m in imported if m.split(".")[0] in HEAVY}
+        assert h.status()["daemon"]["searches"] == 1  # the daemon answered it
+    finally:
+        h.close()

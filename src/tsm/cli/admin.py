@@ -1,21 +1,146 @@
-"""`tsm status`, `tsm doctor`."""
+"""`tsm status`, `tsm doctor`, `tsm start`, `tsm stop`, `tsm restart` and the internal
+`tsm daemon` (the resident process itself, normally started by `tsm start` or a search)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from .runtime import emit, local_backend
+from ..errors import DaemonUnreachable
+from .runtime import emit, load_settings, local_backend
+
+START_WAIT = 30.0
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("status", parents=[parent], help="index counts, model and schema")
+    p = sub.add_parser("status", parents=[parent],
+                       help="index counts, model, schema; daemon, embedder, watcher and queue")
     p.set_defaults(handler=run_status)
+    p = sub.add_parser("doctor", parents=[parent],
+                       help="check the index, daemon, embedder and paths; suggest fixes")
+    p.set_defaults(handler=run_doctor)
+    p = sub.add_parser("start", parents=[parent],
+                       help="start the resident daemon (fast searches, file watching)")
+    p.set_defaults(handler=run_start)
+    p = sub.add_parser("stop", parents=[parent], help="stop the resident daemon")
+    p.set_defaults(handler=run_stop)
+    p = sub.add_parser("restart", parents=[parent],
+                       help="restart the daemon (reloads settings and a crashed model)")
+    p.set_defaults(handler=run_restart)
+    # No help= keeps it out of `tsm --help`: users run `tsm start`, which runs this.
+    p = sub.add_parser("daemon", description="Run the daemon in the foreground (internal: "
+                       "`tsm start` and searches launch it detached).")
+    p.add_argument("--no-watch", action="store_true", help="do not watch the index root")
+    p.set_defaults(handler=run_daemon)
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from ..daemon.client import Unavailable, daemon_state, running_backend
     from ..render.human_format import mapping
 
-    status = local_backend().status()
+    settings = load_settings()
+    status = None
+    daemon = running_backend(settings)
+    if daemon is not None:
+        try:
+            status = daemon.status()
+        except Unavailable:
+            status = None
+    if status is None:
+        status = local_backend().status()
+        status["daemon"] = daemon_state(settings)
+        status["embedder"] = {"state": "not loaded (no daemon)",
+                              "model_spec": settings.embedder}
+        status["watcher"] = {"state": "off (no daemon)"}
+        status["queue"] = {"writer_jobs": 0,
+                           "chunks_without_vectors": status.get("chunks_without_vectors")}
     emit(args, status, mapping(status))
     return 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from ..daemon.client import Unavailable, daemon_state, running_backend
+
+    settings = load_settings()
+    report = None
+    daemon = running_backend(settings)
+    if daemon is not None:
+        try:
+            report = daemon.doctor()
+        except Unavailable:
+            report = None
+    if report is None:
+        from ..daemon.doctor import diagnose
+
+        report = diagnose(settings, daemon_state(settings), None)
+    emit(args, report, doctor_text(report))
+    return 0
+
+
+def doctor_text(report: dict[str, Any]) -> str:
+    marks = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
+    lines = []
+    for section in report["sections"]:
+        lines.append(f"{section['name']}:")
+        for entry in section["items"]:
+            lines.append(f"  {marks.get(entry['status'], entry['status'])} {entry['name']}: "
+                         f"{entry['message']}")
+            if entry.get("fix") and entry["status"] != "ok":
+                lines.append(f"        fix: {entry['fix']}")
+    count = report["issue_count"]
+    lines.append("no issues found" if not count else f"{count} issue(s) found")
+    return "\n".join(lines)
+
+
+def run_start(args: argparse.Namespace) -> int:
+    from ..daemon.client import daemon_state, ensure_started
+
+    settings = load_settings()
+    before = daemon_state(settings)
+    if before["state"] == "running":
+        data = {"started": False, "running": True, "pid": before["pid"],
+                "socket": before["socket"]}
+        emit(args, data, f"the daemon is already running (pid {before['pid']})")
+        return 0
+    if not ensure_started(settings, START_WAIT):
+        log = settings.state_dir / "logs"
+        raise DaemonUnreachable("the daemon did not start", f"see the logs in {log}")
+    after = daemon_state(settings)
+    data = {"started": True, "running": True, "pid": after["pid"], "socket": after["socket"]}
+    emit(args, data, f"started the daemon (pid {after['pid']}, socket {after['socket']})")
+    return 0
+
+
+def run_stop(args: argparse.Namespace) -> int:
+    from ..daemon.client import stop
+
+    result = stop(load_settings())
+    if result["stopped"]:
+        human = f"stopped the daemon (pid {result['pid']})"
+    elif result["was"] == "stale":
+        human = "the daemon was not running; removed its stale socket/pid file"
+    else:
+        human = "the daemon was not running"
+    emit(args, result, human)
+    return 0
+
+
+def run_restart(args: argparse.Namespace) -> int:
+    from ..daemon.client import daemon_state, ensure_started, stop
+
+    settings = load_settings()
+    stopped = stop(settings)
+    if not ensure_started(settings, START_WAIT):
+        raise DaemonUnreachable("the daemon did not start again",
+                                f"see the logs in {settings.state_dir / 'logs'}")
+    after = daemon_state(settings)
+    data = {"stopped": stopped["stopped"], "previous_pid": stopped["pid"], "started": True,
+            "pid": after["pid"], "socket": after["socket"]}
+    emit(args, data, f"restarted the daemon (pid {after['pid']})")
+    return 0
+
+
+def run_daemon(args: argparse.Namespace) -> int:
+    from ..daemon.server import run
+
+    return run(load_settings(), watch=not args.no_watch)

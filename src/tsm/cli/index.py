@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .runtime import emit, local_backend, progress_bar
+from .runtime import daemon_backend, emit, load_settings, local_backend, progress_bar
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -28,6 +28,22 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                        help="add a Claude Code session transcript (JSONL) as Q&A chunks")
     p.add_argument("file", type=Path, metavar="FILE", help="the transcript (.jsonl)")
     p.set_defaults(handler=run_ingest_session)
+    p = sub.add_parser("reindex", parents=[parent],
+                       help="rebuild keyword rows (fts), vectors, or both (all) from stored text",
+                       description="fts: re-tokenize stored chunks into the keyword index; "
+                       "vectors: drop every vector and embed again; all: both. With the "
+                       "daemon running this returns at once and runs in the background while "
+                       "searches go on; without it, it runs here.")
+    p.add_argument("target", choices=("all", "fts", "vectors"), help="what to rebuild")
+    p.set_defaults(handler=run_reindex)
+    p = sub.add_parser("rebuild", parents=[parent],
+                       help="back up the DB and rebuild the index from scratch (--apply)",
+                       description="Without --apply, print what would be done. With --apply: "
+                       "stop the daemon if it runs (the next search starts it again), back "
+                       "the DB up to <db>.bak-<timestamp> with SQLite's backup API, index "
+                       "every file again, and reuse vectors of unchanged text from the backup.")
+    p.add_argument("--apply", action="store_true", help="really do it")
+    p.set_defaults(handler=run_rebuild)
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -44,27 +60,81 @@ def run_index(args: argparse.Namespace) -> int:
         paths += [Path(line.strip()) for line in sys.stdin if line.strip()]
         if not paths:
             raise UserError("--files-from-stdin: no paths on standard input")
-    backend = local_backend()
-    report = backend.index(paths, embed=not args.no_embed, progress=progress_bar(args))
-    data = asdict(report)
-    human = (f"indexed {report.indexed}, unchanged {report.unchanged}, removed "
-             f"{report.removed}, renamed {report.renamed}, chunks {report.chunks}, "
-             f"embedded {report.embedded} in {report.took_ms / 1000:.1f}s")
-    human += "".join(f"\nskipped {s['path']}: {s['reason']}" for s in report.skipped)
-    human += "".join(f"\nwarning: {w}" for w in report.warnings)
+    data = _through_daemon(lambda d: d.index(paths, no_embed=args.no_embed))
+    if data is None:
+        backend = local_backend()
+        data = asdict(backend.index(paths, embed=not args.no_embed, progress=progress_bar(args)))
+    human = (f"indexed {data['indexed']}, unchanged {data['unchanged']}, removed "
+             f"{data['removed']}, renamed {data['renamed']}, chunks {data['chunks']}, "
+             f"embedded {data['embedded']} in {data['took_ms'] / 1000:.1f}s")
+    if data.get("embedded_in_background"):
+        human += " (the daemon embeds new text in the background)"
+    human += "".join(f"\nskipped {s['path']}: {s['reason']}" for s in data["skipped"])
+    human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0
 
 
+def _through_daemon(operation: Any) -> dict[str, Any] | None:
+    """The daemon's answer when one runs (it is then the only writer), else None."""
+    daemon = daemon_backend(load_settings())
+    if daemon is None:
+        return None
+    from ..daemon.client import Unavailable
+
+    try:
+        result: dict[str, Any] = operation(daemon)
+        return result
+    except Unavailable:
+        return None
+
+
 def run_ingest_session(args: argparse.Namespace) -> int:
-    report = local_backend().ingest_session(args.file, progress=progress_bar(args))
-    data = asdict(report)
-    if report.indexed:
-        human = f"ingested {args.file}: {report.chunks} turns, {report.embedded} embedded"
-    elif report.unchanged:
+    data = None
+    if args.file.is_file():  # a missing file is reported by the in-process path
+        data = _through_daemon(lambda d: d.ingest_session(args.file))
+    if data is None:
+        data = asdict(local_backend().ingest_session(args.file, progress=progress_bar(args)))
+    if data["indexed"]:
+        human = f"ingested {args.file}: {data['chunks']} turns, {data['embedded']} embedded"
+    elif data["unchanged"]:
         human = f"{args.file} is unchanged since it was ingested; nothing to do"
     else:
-        human = "; ".join(f"skipped {s['path']}: {s['reason']}" for s in report.skipped)
-    human += "".join(f"\nwarning: {w}" for w in report.warnings)
+        human = "; ".join(f"skipped {s['path']}: {s['reason']}" for s in data["skipped"])
+    human += "".join(f"\nwarning: {w}" for w in data["warnings"])
+    emit(args, data, human)
+    return 0
+
+
+def run_reindex(args: argparse.Namespace) -> int:
+    data = _through_daemon(lambda d: d.reindex(args.target))
+    if data is None:
+        from ..daemon.maintenance import reindex_local
+
+        data = reindex_local(load_settings(), args.target, progress_bar(args))
+    parts = []
+    if "fts_documents" in data:
+        parts.append(f"keyword rows of {data['fts_documents']} documents")
+    if "vectors_dropped" in data:
+        parts.append(f"vectors ({data['vectors_dropped']} dropped)")
+    verb = "rebuilding in the background:" if data["background"] else "rebuilt"
+    emit(args, data, f"{verb} {' and '.join(parts)}")
+    return 0
+
+
+def run_rebuild(args: argparse.Namespace) -> int:
+    from ..daemon import maintenance
+
+    settings = load_settings()
+    if not args.apply:
+        plan = maintenance.rebuild_plan(settings)
+        human = "\n".join(["would (run again with --apply):",
+                           *(f"  {i}. {s}" for i, s in enumerate(plan["steps"], 1))])
+        emit(args, plan, human)
+        return 0
+    data = maintenance.rebuild(settings, progress_bar(args))
+    human = (f"rebuilt: {data['indexed']} files, {data['chunks']} chunks, "
+             f"{data['vectors_reused']} vectors reused, {data['embedded']} embedded; "
+             f"backup at {data['backup']}")
     emit(args, data, human)
     return 0

@@ -19,6 +19,14 @@ def local_backend() -> Any:
     return LocalBackend(load_settings())
 
 
+def daemon_backend(settings: Any, autostart: bool = False) -> Any:
+    """The running daemon's DaemonBackend (started first when `autostart`), or None, in which
+    case the caller runs the operation in-process."""
+    from ..daemon.client import running_backend
+
+    return running_backend(settings, autostart)
+
+
 def emit(args: argparse.Namespace, data: Any, human: str) -> None:
     """Write `data` as JSON or `human` as text to stdout."""
     if args.output == "json":

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from ..errors import UserError
-from .runtime import emit, load_settings
+from .runtime import daemon_backend, emit, load_settings
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -50,25 +50,37 @@ def today() -> dt.datetime:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..backend import LocalBackend
-    from ..render import human_format, json_format
-    from ..search.query import build_query
-
     text = args.query if args.query is not None else " ".join(args.query_pos)
     if args.query is not None and args.query_pos:
         raise UserError("give the query either as an argument or with -q, not both")
     settings = load_settings()
     now = today()
     mode = "fts" if args.fts_only else "vector" if args.vec_only else "hybrid"
-    query = build_query(
-        text, today=now.date(), mode=mode,
-        top_k=args.top_k if args.top_k is not None else settings.get("search.top_k"),
-        fallback=args.fallback, after=args.after, before=args.before, recent=args.recent,
-        year=args.year, paths=args.path, tags=args.tag, types=args.type,
-        include_content=args.include_content,
-    )
-    backend = LocalBackend(settings, now=now)
-    result = backend.search(query)
+    flags = {
+        "text": text, "mode": mode,
+        "top_k": args.top_k if args.top_k is not None else settings.get("search.top_k"),
+        "fallback": args.fallback, "after": args.after, "before": args.before,
+        "recent": args.recent, "year": args.year, "paths": args.path, "tags": args.tag,
+        "types": args.type, "include_content": args.include_content,
+    }
+    # Through the daemon when it runs (started on demand if the index exists), which also
+    # renders the output: this path imports no query parser, renderer, numpy or model.
+    autostart = settings.get("daemon.autostart") and settings.db_path.exists()
+    daemon = daemon_backend(settings, autostart=autostart)
+    if daemon is not None:
+        from ..daemon.client import Unavailable
+
+        try:
+            print(daemon.search_rendered(flags, now, args.output))
+            return 0
+        except Unavailable:
+            pass  # down, restarting or configured differently: search in-process
+    from ..backend import LocalBackend
+    from ..render import human_format, json_format
+    from ..search.query import build_query
+
+    query = build_query(flags.pop("text"), today=now.date(), **flags)
+    result = LocalBackend(settings, now=now).search(query)
     if args.output == "json":
         emit(args, json_format.search_to_dict(result), "")
     else:

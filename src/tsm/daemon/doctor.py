@@ -22,7 +22,7 @@ def diagnose(settings: Settings, daemon: dict[str, Any], embedder: dict[str, Any
              conn: sqlite3.Connection | None = None) -> dict[str, Any]:
     """Run every check. `daemon` describes the daemon (running, stale pid …), `embedder` the
     daemon's embedding workers (None when no daemon runs)."""
-    sections = [
+    sections: list[dict[str, Any]] = [
         {"name": "database", "items": _database(settings, conn)},
         {"name": "daemon", "items": _daemon(daemon)},
         {"name": "embedder", "items": _embedder(settings, embedder)},

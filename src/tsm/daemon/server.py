@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..config import Settings
 from ..workspace import StatePaths
@@ -43,19 +43,23 @@ def setup_logging(state: StatePaths) -> IO[Any]:
     root = logging.getLogger("tsm")
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
-    return handler.stream
+    return cast(IO[Any], handler.stream)
 
 
 def acquire_lock(state: StatePaths) -> int | None:
     """The instance lock's fd, or None when another daemon holds it."""
     state.root.mkdir(parents=True, exist_ok=True)
     fd = os.open(state.root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    deadline = time.monotonic() + 2.0  # a client probing the lock holds it for microseconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.05)
 
 
 def remove_stale(state: StatePaths) -> list[str]:
@@ -156,6 +160,7 @@ class Server:
                     # A bad frame cannot be skipped reliably: answer, then close.
                     log.info("bad frame: %s", exc)
                     _reply(conn, protocol.error(str(exc), kind=exc.kind, exit_code=2))
+                    _drain(conn)
                     return
                 reply = self.handlers.dispatch(message)
                 if not _reply(conn, reply):
@@ -163,6 +168,22 @@ class Server:
 
     def shutdown(self) -> None:
         self.stopping.set()
+
+
+def _drain(conn: socket.socket, limit: int = 4 * 1024 * 1024, seconds: float = 1.0) -> None:
+    """Read and discard what the peer still sends before closing: closing a socket with
+    unread input makes the kernel reset the connection, and the peer could lose our reply."""
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + seconds
+        while limit > 0 and time.monotonic() < deadline:
+            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            limit -= len(chunk)
+    except OSError:
+        pass
 
 
 def _reply(conn: socket.socket, reply: dict[str, Any]) -> bool:

@@ -88,10 +88,13 @@ class Writer:
 class Backfill:
     """Embeds chunks that have no vector yet, one batch at a time, in the background."""
 
-    def __init__(self, settings: Settings, writer: Writer,
+    def __init__(self, settings: Settings, writer: Writer, model_name: Callable[[], str | None],
                  embedder: Callable[[], Embedder | None]) -> None:
+        # `model_name` comes from the query worker, so that the backfill worker (a second
+        # copy of the model) is started only when there is something to embed.
         self.settings = settings
         self.writer = writer
+        self._model_name = model_name
         self._embedder = embedder
         self._wake = threading.Event()
         self._stop = False
@@ -122,11 +125,18 @@ class Backfill:
             if self._stop:
                 break
             try:
+                name = self._model_name()
+                if name is None:
+                    self.state = "disabled"
+                    continue
+                conn = conn or open_db(self.settings.db_path)
+                if not vectors.pending(conn, name, 1):
+                    self.writer.submit("drop orphan vectors", vectors_cleanup).result()
+                    continue
                 embedder = self._embedder()
                 if embedder is None:
                     self.state = "disabled"
                     continue
-                conn = conn or open_db(self.settings.db_path)
                 self.state, self.detail = "embedding", None
                 while not self._stop and self._one_batch(conn, embedder):
                     pass

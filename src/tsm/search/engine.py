@@ -169,8 +169,7 @@ def _vector_signal(ctx: SearchContext, query: Query, where: str, params: list[ob
         allowed = np.fromiter((r[0] for r in ctx.conn.execute(
             f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
             params)), dtype=np.int64)
-    missing = int(ctx.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]) - \
-        index.matrix.shape[0]
+    missing = index.missing
     if missing > 0:
         warnings.append(f"{missing} chunks have no vector yet; they are found by keywords only")
     return index.nearest(qvec, depth, allowed), query.mode

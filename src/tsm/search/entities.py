@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import unicodedata
 from collections.abc import Sequence
+
+from ..store.names import normalise
+
+MAX_ENTITY_DOCS = 20
 
 
 def _norm(text: str) -> str:
@@ -26,27 +29,24 @@ def entity_documents(conn: sqlite3.Connection, query_text: str, terms: Sequence[
     clauses = " OR ".join(["tag IN (" + ",".join("?" * len(ordered)) + ")"] +
                           ["(tag > ? AND tag < ?)"] * len(ordered))
     bounds = [b for n in ordered for b in (n + "/", n + "0")]  # '0' sorts right after '/'
-    tags = [tag for (tag,) in conn.execute(
-        f"SELECT DISTINCT tag FROM tags WHERE {clauses}", (*ordered, *bounds))]
+    sizes = conn.execute(
+        f"SELECT tag, COUNT(*) FROM tags WHERE {clauses} GROUP BY tag ORDER BY COUNT(*), tag",
+        (*ordered, *bounds)).fetchall()
     hits: dict[int, int] = {}
-    if tags:
-        marks = ",".join("?" * len(tags))
-        rows = conn.execute(
-            f"""SELECT t.document_id, t.tag FROM tags t
-                JOIN documents d ON d.id = t.document_id
+    for tag, size in sizes:
+        if size > MAX_ENTITY_DOCS:  # a tag on many notes is a topic, not an entity
+            continue
+        for (doc_id,) in conn.execute(
+                f"""SELECT t.document_id FROM tags t JOIN documents d ON d.id = t.document_id
+                    JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0
+                    WHERE t.tag = ? AND {where}""", (tag, *params)):
+            hits.setdefault(doc_id, size)  # a rare tag is a more specific entity
+    whole = normalise(query_text)
+    for (doc_id,) in conn.execute(
+            f"""SELECT DISTINCT n.document_id FROM names n
+                JOIN documents d ON d.id = n.document_id
                 JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0
-                WHERE t.tag IN ({marks}) AND {where}""", (*tags, *params)).fetchall()
-        sizes: dict[str, int] = {}
-        for _, tag in rows:
-            sizes[tag] = sizes.get(tag, 0) + 1
-        for doc_id, tag in rows:  # a rare tag is a more specific entity
-            hits[doc_id] = min(hits.get(doc_id, 10**9), sizes[tag])
-    whole = _norm(query_text)
-    for doc_id, title, aliases in conn.execute(
-            f"""SELECT d.id, d.title, d.aliases FROM documents d
-                JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0
-                WHERE {where} AND (lower(d.title) = ? OR d.aliases LIKE ?)""",
-            (*params, whole, f"%{whole}%")):
-        if _norm(title) == whole or whole in {_norm(a) for a in json.loads(aliases or "[]")}:
-            hits[doc_id] = 0
+                WHERE n.name = ? AND n.kind IN ('title', 'alias') AND {where}""",
+            (whole, *params)):
+        hits[doc_id] = 0  # the query names the note itself
     return sorted(hits, key=lambda d: (hits[d], d))[:limit]

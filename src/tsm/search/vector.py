@@ -7,6 +7,7 @@ rows (see bench/vector_scaling.py); past that an ANN index can implement the sam
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -24,6 +25,11 @@ class VectorIndex:
     doc_ids: np.ndarray
     matrix: np.ndarray
     stamp: tuple[int, ...]
+    total_chunks: int = 0  # chunks in the index when loaded; the rest lack vectors
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.total_chunks - int(self.matrix.shape[0]))
 
     def nearest(self, query: np.ndarray, limit: int,
                 allowed_chunks: np.ndarray | None = None) -> list[tuple[int, int, float]]:
@@ -50,20 +56,28 @@ _cache: dict[tuple[str, str], VectorIndex] = {}
 _lock = threading.Lock()
 
 
-def _stamp(conn: sqlite3.Connection, model: str) -> tuple[int, ...]:
-    row = conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM chunks").fetchone()
-    n_vec = conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()
-    return (int(row[0]), int(row[1]), int(n_vec[0]))
+def _stamp(db_path: str) -> tuple[int, ...]:
+    """Changes with every commit: the WAL file grows (or the DB file changes when the WAL is
+    checkpointed). Two stat() calls instead of counting rows on every search."""
+    stamp: list[int] = []
+    for path in (db_path, db_path + "-wal"):
+        try:
+            st = os.stat(path)
+            stamp += [st.st_mtime_ns, st.st_size]
+        except OSError:
+            stamp += [0, 0]
+    return tuple(stamp)
 
 
 def load_index(conn: sqlite3.Connection, db_key: str, model: str) -> VectorIndex:
-    """The cached matrix for this DB and model, reloaded if the data changed since."""
-    stamp = _stamp(conn, model)
+    """The cached matrix for this DB and model, reloaded if the DB changed since."""
+    stamp = _stamp(db_key)
     with _lock:
         cached = _cache.get((db_key, model))
         if cached is not None and cached.stamp == stamp:
             return cached
         chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model)
-        index = VectorIndex(chunk_ids, doc_ids, matrix, stamp)
+        total = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        index = VectorIndex(chunk_ids, doc_ids, matrix, stamp, total)
         _cache[(db_key, model)] = index
         return index

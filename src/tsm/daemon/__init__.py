@@ -1,0 +1,1 @@
+"""The resident daemon: socket protocol, thin client, server, single writer, file watcher."""

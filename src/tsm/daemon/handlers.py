@@ -1,0 +1,284 @@
+"""What the daemon does for each request op. Searches borrow a WAL read connection from a
+pool, so they never wait for the writer; writes become jobs of the single writer thread.
+The embedding model runs in child processes (embed/worker.py): one answers queries, one
+fills vectors in the background, so a long backfill batch never delays a search."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import queue
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from .. import __version__
+from ..errors import TsmError, UserError
+from ..store.connect import open_db
+from . import protocol
+from .codec import settings_fingerprint
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..embed import Embedder
+    from ..embed.worker import WorkerEmbedder
+    from .server import Server
+    from .watch import Watcher
+    from .writer import Backfill, Writer
+
+log = logging.getLogger("tsm.daemon")
+READ_POOL_SIZE = 8
+SEARCH_FLAGS = {"text", "top_k", "mode", "fallback", "after", "before", "recent", "year",
+                "paths", "tags", "types", "include_content"}
+
+
+class EmbedderHost:
+    """The query and backfill workers. A dead worker is never restarted (no crash loop)."""
+
+    def __init__(self, spec: str, log_stream: IO[Any] | None) -> None:
+        self.spec = spec
+        self._log = log_stream
+        self._lock = threading.Lock()
+        self.query: WorkerEmbedder | None = None
+        self.docs: WorkerEmbedder | None = None
+        if spec not in ("none", ""):
+            from ..embed.worker import WorkerEmbedder
+
+            self.query = WorkerEmbedder(spec, "query", stderr=log_stream)
+
+    def model_name(self) -> str | None:
+        """The vectors' model name (waits for the query worker); None without a model."""
+        return None if self.query is None else self.query.name
+
+    def for_backfill(self) -> WorkerEmbedder | None:
+        with self._lock:
+            if self.query is None:
+                return None
+            if self.docs is None:
+                from ..embed.worker import WorkerEmbedder
+
+                self.docs = WorkerEmbedder(self.spec, "backfill", stderr=self._log)
+            return self.docs
+
+    def status(self) -> dict[str, Any]:
+        workers = [w.status() for w in (self.query, self.docs) if w is not None]
+        states = {w["state"] for w in workers}
+        state = ("disabled" if self.query is None else "crashed" if "crashed" in states else
+                 "failed" if "failed" in states else "starting" if "starting" in states else
+                 "ready")
+        return {"state": state, "model_spec": self.spec, "workers": workers}
+
+    def close(self) -> None:
+        for worker in (self.query, self.docs):
+            if worker is not None:
+                worker.close()
+
+
+class Handlers:
+    """The ops: ping, search, index, ingest_session, reindex, status, doctor, shutdown."""
+
+    def __init__(self, server: Server, *, watch: bool) -> None:
+        self.server = server
+        self.settings = server.settings
+        self.fingerprint = settings_fingerprint(self.settings)
+        self._want_watch = watch
+        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self.requests = 0
+        self.searches = 0
+        self.embedders: EmbedderHost
+        self.writer: Writer
+        self.backfill: Backfill
+        self.watcher: Watcher | None = None
+
+    def start(self, log_stream: IO[Any] | None) -> None:
+        from .writer import Backfill, Writer
+
+        self.embedders = EmbedderHost(self.settings.embedder, log_stream)
+        self.writer = Writer(self.settings)  # creates and migrates the DB if needed
+        self.backfill = Backfill(self.settings, self.writer, self.embedders.model_name,
+                                 lambda: cast("Embedder | None", self.embedders.for_backfill()))
+        if self._want_watch:
+            from .watch import Watcher
+
+            self.watcher = Watcher(self.settings, self.writer, self.backfill.wake)
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.backfill.stop()
+        self.writer.stop()
+        self.embedders.close()
+        while not self._pool.empty():
+            self._pool.get_nowait().close()
+
+    @contextmanager
+    def reader(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = self._pool.get_nowait()
+        except queue.Empty:
+            conn = open_db(self.settings.db_path)
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.rollback()
+            if self._pool.qsize() < READ_POOL_SIZE:
+                self._pool.put(conn)
+            else:
+                conn.close()
+
+    # -- dispatch -------------------------------------------------------------------------
+    def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.requests += 1
+        if message.get("v") != protocol.VERSION:
+            return protocol.error(f"protocol version {message.get('v')!r} is not supported "
+                                  f"(daemon speaks {protocol.VERSION})", kind="bad_version",
+                                  hint="run `tsm restart` after upgrading tsm")
+        op = message.get("op")
+        method = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
+        if method is None:
+            return protocol.error(f"unknown op {op!r}", kind="bad_request")
+        if op not in ("ping", "shutdown") and message.get("config") != self.fingerprint:
+            self._exit_if_config_changed()
+            return protocol.error("this daemon runs with other settings than the client",
+                                  kind="config_mismatch",
+                                  hint="run `tsm restart` to pick up the new settings")
+        args = message.get("args")
+        try:
+            if not isinstance(args, dict):
+                raise UserError("request args must be an object")
+            return protocol.ok(method(args))
+        except TsmError as exc:
+            return protocol.error(exc.message, kind=exc.kind, exit_code=exc.exit_code,
+                                  hint=exc.hint, error_type=type(exc).__name__)
+        except Exception as exc:
+            log.exception("op %s failed", op)
+            return protocol.error(f"daemon error in {op}: {type(exc).__name__}: {exc}",
+                                  kind="system_error", hint="see the daemon log under "
+                                  f"{self.server.state.logs}")
+
+    def _exit_if_config_changed(self) -> None:
+        """A client with other settings: if tsm.toml changed since we started, step aside so
+        that the next command starts a daemon with the new settings. A client whose own
+        environment differs (say TSM_TOP_K=3) just searches in-process."""
+        from ..config import load
+
+        try:
+            current = settings_fingerprint(load(self.settings.index_root, os.environ))
+        except TsmError:
+            current = None  # a broken tsm.toml: keep serving with the settings we have
+        if current is not None and current != self.fingerprint and \
+                not self.server.stopping.is_set():
+            log.info("configuration changed on disk; exiting so a fresh daemon picks it up")
+            threading.Timer(0.05, self.server.shutdown).start()
+
+    # -- ops ------------------------------------------------------------------------------
+    def op_ping(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"pid": os.getpid(), "version": __version__, "protocol": protocol.VERSION,
+                "config": self.fingerprint, "started_at": self.server.started}
+
+    def op_search(self, args: dict[str, Any]) -> dict[str, Any]:
+        """`flags` are build_query's keyword arguments; with `render` ("json" or "human") the
+        reply carries the finished text, so the client only prints it."""
+        from ..backend import LocalBackend
+        from ..render import human_format, json_format
+        from ..search.query import build_query
+
+        flags = args.get("flags")
+        if not isinstance(flags, dict) or not set(flags) <= SEARCH_FLAGS:
+            raise UserError("search flags must be an object of known flags")
+        now = dt.datetime.fromisoformat(args["now"]) if args.get("now") else dt.datetime.now()
+        query = build_query(flags.get("text"), today=now.date(),
+                            **{k: v for k, v in flags.items() if k != "text"})
+        with self.reader() as conn:
+            backend = LocalBackend(self.settings, now=now, conn=conn,
+                                   embedder=cast("Embedder | None", self.embedders.query))
+            result = backend.search(query)
+        self.searches += 1
+        if args.get("render") == "json":
+            return {"rendered": json_format.dumps(json_format.search_to_dict(result))}
+        if args.get("render") == "human":
+            return {"rendered": human_format.search_text(result)}
+        return {"result": json_format.search_to_dict(result)}
+
+    def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
+        from ..indexing import index_paths
+
+        paths = [Path(p) for p in args.get("paths", [])]
+        report = self.writer.submit(
+            f"index {len(paths) or 'all'} paths",
+            lambda conn: index_paths(self.settings, conn, paths, embedder=None)).result()
+        if not args.get("no_embed"):
+            self.backfill.wake()
+        return self._report(asdict(report))
+
+    def op_ingest_session(self, args: dict[str, Any]) -> dict[str, Any]:
+        from ..indexing import ingest_session
+
+        path = Path(args["path"])
+        report = self.writer.submit(
+            f"ingest {path.name}",
+            lambda conn: ingest_session(self.settings, conn, path, None)).result()
+        self.backfill.wake()
+        return self._report(asdict(report))
+
+    def _report(self, data: dict[str, Any]) -> dict[str, Any]:
+        data["embedded_in_background"] = self.settings.embedder not in ("none", "")
+        return data
+
+    def op_reindex(self, args: dict[str, Any]) -> dict[str, Any]:
+        from .writer import drop_vectors, fts_batches, rebuild_fts
+
+        target = args.get("target")
+        if target not in ("all", "fts", "vectors"):
+            raise UserError(f"unknown reindex target {target!r}", "use all, fts or vectors")
+        out: dict[str, Any] = {"target": target, "background": True}
+        if target in ("all", "fts"):
+            batches = self.writer.submit("plan fts", fts_batches).result()
+            for i, ids in enumerate(batches):
+                self.writer.submit(f"reindex fts {i + 1}/{len(batches)}",
+                                   rebuild_fts(self.settings, ids))
+            out["fts_documents"] = sum(len(b) for b in batches)
+        if target in ("all", "vectors"):
+            out["vectors_dropped"] = self.writer.submit("drop vectors", drop_vectors).result()
+            self.backfill.wake()
+        return out
+
+    def op_status(self, args: dict[str, Any]) -> dict[str, Any]:
+        from ..backend import LocalBackend
+
+        with self.reader() as conn:
+            status = LocalBackend(self.settings, conn=conn).status()
+        return status | self.daemon_sections(status.get("chunks_without_vectors"))
+
+    def daemon_sections(self, missing: int | None) -> dict[str, Any]:
+        return {
+            "daemon": {"state": "running", "pid": os.getpid(), "version": __version__,
+                       "uptime_s": round(time.time() - self.server.started, 1),
+                       "socket": str(self.server.state.socket), "requests": self.requests,
+                       "searches": self.searches},
+            "embedder": self.embedders.status(),
+            "watcher": self.watcher.status() if self.watcher else {"state": "off"},
+            "queue": {"writer_jobs": self.writer.queue_length(),
+                      "current_job": self.writer.current,
+                      "chunks_without_vectors": missing,
+                      "backfill": self.backfill.status()},
+        }
+
+    def op_doctor(self, args: dict[str, Any]) -> dict[str, Any]:
+        from .doctor import diagnose
+
+        daemon = {"state": "running", "pid": os.getpid(), "socket": str(self.server.state.socket)}
+        with self.reader() as conn:
+            return diagnose(self.settings, daemon, self.embedders.status(), conn)
+
+    def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
+        threading.Timer(0.05, self.server.shutdown).start()  # after the reply is sent
+        return {"pid": os.getpid(), "stopping": True}
+

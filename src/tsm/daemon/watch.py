@@ -1,0 +1,139 @@
+"""The file watcher: changes under the index root (watchfiles), debounced, become writer jobs
+that index exactly the changed paths. A job looks at the files as they are when it runs, so
+a burst of creations and deletions ends in the right state whatever order events arrive in."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..config import Settings
+from ..errors import UserError
+from ..sources import reader_for
+from ..workspace import IGNORE_FILE, IgnoreRules
+from .writer import Writer
+
+log = logging.getLogger("tsm.daemon")
+DEBOUNCE_MS = 800  # group a burst (an editor's save, a git checkout) into one job
+STEP_MS = 150
+
+
+class Watcher:
+    """Runs watchfiles in a thread; `status()` reports what it has done."""
+
+    def __init__(self, settings: Settings, writer: Writer, after_index: Callable[[], None]) -> None:
+        self.settings = settings
+        self.root = settings.index_root
+        self.writer = writer
+        self.after_index = after_index
+        self.rules = IgnoreRules(self.root)
+        self.state = "starting"
+        self.detail: str | None = None
+        self.batches = 0
+        self.paths_seen = 0
+        self.last_change: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="tsm-watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(3)
+
+    def status(self) -> dict[str, Any]:
+        return {"state": self.state, "detail": self.detail, "root": str(self.root),
+                "batches": self.batches, "paths": self.paths_seen,
+                "last_change": self.last_change}
+
+    def _run(self) -> None:
+        try:
+            from watchfiles import watch
+        except ImportError as exc:
+            self.state, self.detail = "unavailable", f"watchfiles is not installed: {exc}"
+            return
+        try:
+            self.state = "watching"
+            for changes in watch(self.root, watch_filter=self._interesting,
+                                 debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop,
+                                 yield_on_timeout=False, raise_interrupt=False,
+                                 ignore_permission_denied=True):
+                self._handle({Path(p) for _, p in changes})
+        except Exception as exc:  # e.g. inotify watch limit reached
+            log.exception("file watcher stopped")
+            self.state, self.detail = "failed", f"{type(exc).__name__}: {exc}"
+            return
+        self.state = "stopped"
+
+    def _interesting(self, change: Any, path: str) -> bool:
+        """Cheap pre-filter: drop ignored paths (the state dir above all, or every DB write
+        would wake us). Paths without a suffix may be folders and are kept."""
+        rel = self._rel(Path(path))
+        if rel is None or rel == "":
+            return False
+        if rel == IGNORE_FILE:
+            return True
+        if self._ignored(rel):
+            return False
+        return bool(reader_for(Path(path))) or not PurePosixPath(rel).suffix
+
+    def _ignored(self, rel: str, is_dir: bool = False) -> bool:
+        """Ignored itself or inside an ignored folder (checked with the current rules: a
+        .tsmignore edited in the same burst applies to the rest of it)."""
+        parts = PurePosixPath(rel).parts
+        if any(self.rules.ignored("/".join(parts[:i]), is_dir=True)
+               for i in range(1, len(parts))):
+            return True
+        return self.rules.ignored(rel, is_dir=is_dir)
+
+    def _rel(self, path: Path) -> str | None:
+        try:
+            return PurePosixPath(path.relative_to(self.root)).as_posix()
+        except ValueError:
+            return None
+
+    def _handle(self, paths: set[Path]) -> None:
+        self.last_change = time.time()
+        if self.root / IGNORE_FILE in paths:
+            self.rules = IgnoreRules(self.root)
+            paths.discard(self.root / IGNORE_FILE)
+        if not paths:
+            return
+        self.batches += 1
+        self.paths_seen += len(paths)
+        log.info("watcher: %d changed paths", len(paths))
+        self.writer.submit(f"watch: {len(paths)} paths", lambda conn: self._index(conn, paths))
+        self.after_index()
+
+    def _index(self, conn: sqlite3.Connection, paths: set[Path]) -> None:
+        """Index what exists, drop what vanished, skip what was never indexed."""
+        from ..indexing import index_paths
+
+        targets = [p for p in sorted(paths) if self._wanted(conn, p)]
+        if not targets:
+            return
+        try:
+            index_paths(self.settings, conn, targets)
+        except UserError:  # a path vanished after we looked: do them one by one
+            for path in targets:
+                try:
+                    index_paths(self.settings, conn, [path])
+                except UserError as exc:
+                    log.info("watcher: skipped %s: %s", path, exc.message)
+
+    def _wanted(self, conn: sqlite3.Connection, path: Path) -> bool:
+        rel = self._rel(path)
+        if rel is None:
+            return False
+        if path.is_dir():
+            return not self._ignored(rel, is_dir=True)
+        if path.exists():
+            return bool(reader_for(path)) and not self._ignored(rel)
+        # gone: a file or a folder we may hold documents for
+        like = rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+        return conn.execute("SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' "
+                            "LIMIT 1", (rel, like)).fetchone() is not None

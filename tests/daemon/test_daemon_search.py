@@ -1,0 +1,54 @@
+"""Searches through the daemon answer exactly what the in-process path answers."""
+
+from __future__ import annotations
+
+import pytest
+from daemon_harness import Harness, comparable
+
+QUERIES = [
+    ("install git",),
+    ("狩猟免許", "-k", "3"),
+    ("hunting licence", "--fts-only"),
+    ("lora", "--vec-only", "-k", "2"),
+    ("git", "--path", "notes", "--include-content", "1"),
+    ("what did I write last month",),
+]
+
+
+def served(h: Harness) -> int:
+    return int(h.status()["daemon"]["searches"])
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: " ".join(q))
+def test_daemon_and_in_process_give_the_same_json(harness: Harness, query: tuple[str, ...]
+                                                  ) -> None:
+    local = harness.cli("search", *query, "-f", "json")
+    assert local.code == 0, local.err
+    harness.start()
+    before = served(harness)
+    remote = harness.cli("search", *query, "-f", "json")
+    assert remote.code == 0, remote.err
+    assert served(harness) == before + 1  # the daemon answered, not an in-process fallback
+    assert comparable(remote.json()) == comparable(local.json())
+
+
+def test_human_output_is_rendered_from_the_daemon_reply(harness: Harness) -> None:
+    local = harness.cli("search", "install git", "-f", "human")
+    harness.start()
+    remote = harness.cli("search", "install git", "-f", "human")
+    assert remote.code == 0, remote.err
+    assert remote.out == local.out
+
+
+def test_user_errors_keep_their_exit_code_through_the_daemon(daemon: Harness) -> None:
+    result = daemon.cli("search", "git", "--after", "not-a-date", "-f", "json")
+    assert result.code == 1
+    assert result.error()["kind"] == "user_error"
+
+
+def test_a_client_with_other_settings_searches_in_process(daemon: Harness) -> None:
+    before = served(daemon)
+    result = daemon.cli("search", "git", "-f", "json", env={"TSM_RRF_K": "10"})
+    assert result.code == 0, result.err
+    assert result.json()["results"]
+    assert served(daemon) == before  # the daemon refused it
