@@ -189,7 +189,9 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
             return
         assert reader is not None
         doc = reader(path, rel, data)
-    except SkipFile as skip:
+    except Exception as exc:  # a reader bug must cost one file, never the whole run
+        skip = exc if isinstance(exc, SkipFile) else SkipFile(
+            f"cannot parse: {type(exc).__name__}: {exc}")
         report.skipped.append({"path": rel, "reason": str(skip)})
         if old and not skip.transient:  # the file no longer holds indexable text
             with Transaction(conn):

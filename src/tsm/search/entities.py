@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import sqlite3
-import unicodedata
 from collections.abc import Sequence
 
 from ..store.names import normalise
@@ -12,15 +11,11 @@ from ..store.names import normalise
 MAX_ENTITY_DOCS = 20
 
 
-def _norm(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
-
-
 def entity_documents(conn: sqlite3.Connection, query_text: str, terms: Sequence[str],
                      where: str, params: Sequence[object], limit: int = 20) -> list[int]:
     """Documents carrying a tag named by a query term (or nested under it), or whose title
     or alias equals the whole query; most specific first (fewest such documents)."""
-    names = {_norm(t) for t in terms if len(t) > 1} | {_norm(query_text)}
+    names = {normalise(t) for t in terms if len(t) > 1} | {normalise(query_text)}
     names.discard("")
     if not names:
         return []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 DEFAULT_STATUS_WEIGHTS: Mapping[str, float] = {
     "current": 1.0, "active": 1.0, "done": 1.0, "published": 1.0, "final": 1.0,
@@ -17,17 +17,6 @@ RECENCY_FLOOR = 0.9  # on the RRF scale 0.9 moves a note a few ranks: decay reor
 def rrf(rank: int, k: int = 60, weight: float = 1.0) -> float:
     """Reciprocal Rank Fusion term for a 1-based rank (Cormack, Clarke & Büttcher, SIGIR 2009)."""
     return weight / (k + rank)
-
-
-def fuse(rankings: Mapping[str, Sequence[int]], k: int = 60,
-         weights: Mapping[str, float] | None = None) -> dict[int, dict[str, float]]:
-    """Weighted RRF: item → {signal: contribution}. Items missing from a ranking get nothing."""
-    out: dict[int, dict[str, float]] = {}
-    for signal, items in rankings.items():
-        weight = 1.0 if weights is None else weights.get(signal, 1.0)
-        for rank, item in enumerate(items, start=1):
-            out.setdefault(item, {})[signal] = rrf(rank, k, weight)
-    return out
 
 
 def recency(age_days: float | None, half_life_days: float | None,

@@ -18,9 +18,10 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # A tag starts after whitespace or line start, has at least one non-digit, may nest with '/'.
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d][\w\-/]*|\d+[^\W\d][\w\-/]*)", re.UNICODE)
 _WIKILINK = re.compile(r"!?\[\[([^\]\|#\n]*)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]")
-_MD_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^)]*[\"'])?\s*\)")
+_MD_LINK = re.compile(
+    r"(?<!!)\[[^\]\n]*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+[\"'][^)]*[\"'])?\s*\)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_INLINE_CODE = re.compile(r"(`+)[^\n]*?\1")  # `code`, ``code with ` inside``
 
 
 def read(path: Path, rel: str, data: bytes) -> Document:
@@ -41,7 +42,7 @@ def read(path: Path, rel: str, data: bytes) -> Document:
     return Document(
         path=rel, type="markdown", title=title, text=text, sections=tuple(sections),
         tags=tuple(t.lower() for t in tags), links=tuple(links),
-        aliases=tuple(_as_list(meta.get("aliases")) + _as_list(meta.get("alias"))),
+        aliases=tuple(_as_names(meta.get("aliases")) + _as_names(meta.get("alias"))),
         status=status.lower() if status else None, created=created, updated=updated,
         date=doc_date, date_source=source,
     )
@@ -58,7 +59,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
 
     try:
         meta = yaml.safe_load(match.group(1) or "") or {}
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, TypeError):  # e.g. created: 2024-13-45
         return {}, body, first_line
     return (meta if isinstance(meta, dict) else {}), body, first_line
 
@@ -107,7 +108,8 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
         plain = _INLINE_CODE.sub(" ", line)
         tags += [t.rstrip("/-") for t in _TAG.findall(plain)]
         links += [Link(t.strip(), "wikilink") for t in _WIKILINK.findall(plain) if t.strip()]
-        for target in _MD_LINK.findall(plain):
+        for angled, bare in _MD_LINK.findall(plain):
+            target = angled or bare
             if not _SCHEME.match(target) and not target.startswith("#"):
                 links.append(Link(unquote(target.split("#")[0]), "markdown"))
     flush(0)
@@ -135,6 +137,13 @@ def _as_list(value: Any) -> list[str]:
         return [str(v).strip().lstrip("#") for v in value
                 if v is not None and not isinstance(v, dict | list) and str(v).strip()]
     return [str(value)]
+
+
+def _as_names(value: Any) -> list[str]:
+    """Aliases are whole names ("My Note"), unlike tags, so a string is one alias."""
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    return _as_list(value)
 
 
 def _unique(items: list[str]) -> list[str]:

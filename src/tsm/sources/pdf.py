@@ -16,7 +16,8 @@ def read(path: Path, rel: str, data: bytes) -> Document:
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed PDFs are noisy, not fatal
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
+        # Many PDFs are encrypted with an owner password only: they open with an empty one.
+        if reader.is_encrypted and not reader.decrypt(""):
             raise SkipFile("encrypted PDF")
         pages = [(n, page.extract_text() or "") for n, page in enumerate(reader.pages, start=1)]
         meta_title = (reader.metadata or {}).get("/Title") if reader.metadata else None

@@ -1,0 +1,133 @@
+"""Tokenizer: Japanese morphological terms, NFKC + case folding, stopwords, FTS5 round trip."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+
+from tsm.search.fts import match_expression
+from tsm.text.tokenizer import (
+    ENGLISH_STOPWORDS,
+    JapaneseTokenizer,
+    get_tokenizer,
+    normalize,
+)
+
+
+@pytest.fixture(scope="module")
+def tok() -> JapaneseTokenizer:
+    return get_tokenizer()
+
+
+def test_compound_is_found_by_its_parts(tok: JapaneseTokenizer) -> None:
+    terms = tok.query_terms("狩猟免許を取得した")
+    assert "狩猟" in terms
+    assert "免許" in terms
+    assert "取得" in terms
+
+
+def test_katakana_compound(tok: JapaneseTokenizer) -> None:
+    assert tok.query_terms("捕獲報告アプリ") == ["捕獲", "報告", "アプリ"]
+
+
+@pytest.mark.parametrize("particle", ["を", "は", "が", "の", "で", "に", "と", "も"])
+def test_particles_are_dropped(tok: JapaneseTokenizer, particle: str) -> None:
+    terms = tok.query_terms("私は東京で狩猟をします。鹿の罠に鳥と猪も")
+    assert particle not in terms
+    assert {"東京", "狩猟", "鹿", "罠"} <= set(terms)
+
+
+def test_auxiliaries_and_punctuation_are_dropped(tok: JapaneseTokenizer) -> None:
+    terms = tok.query_terms("鹿を捕獲しました。「罠」、です！")
+    assert terms[:2] == ["鹿", "捕獲"]
+    for noise in ("ました", "まし", "た", "です", "。", "「", "」", "、", "！"):
+        assert noise not in terms
+
+
+def test_inflected_verbs_use_the_normalized_form(tok: JapaneseTokenizer) -> None:
+    assert "作る" in tok.query_terms("罠を作った")
+    assert "作る" in tok.index_text("罠を作っている").split()
+
+
+def test_full_width_latin_is_normalised(tok: JapaneseTokenizer) -> None:
+    assert tok.query_terms("ＬｏＲａ") == ["lora"]
+    assert tok.query_terms("ＬｏＲａモジュール") == ["lora", "モジュール"]
+    assert tok.index_text("ＬｏＲａ") == "lora"
+    assert normalize("ＧＩＴ　１２３") == "git 123"
+
+
+def test_english_is_case_folded_and_stopwords_dropped(tok: JapaneseTokenizer) -> None:
+    terms = tok.query_terms("How do I install The Quick Brown Fox on a Raspberry Pi?")
+    assert terms == ["install", "quick", "brown", "fox", "raspberry", "pi"]
+    assert not set(terms) & ENGLISH_STOPWORDS
+
+
+def test_only_stopwords_gives_no_terms(tok: JapaneseTokenizer) -> None:
+    assert tok.query_terms("the of and") == []
+    assert tok.query_terms("") == []
+    assert tok.query_terms("   ") == []
+
+
+def test_query_terms_are_distinct_and_ordered(tok: JapaneseTokenizer) -> None:
+    assert tok.query_terms("git Git GIT 狩猟 狩猟 lora") == ["git", "狩猟", "lora"]
+
+
+def test_index_text_leaves_latin_text_for_fts5(tok: JapaneseTokenizer) -> None:
+    # Case-folded but not split, stemmed or stripped of stopwords: FTS5's own tokenizer does that.
+    assert tok.index_text("The Running Dogs, don't they?") == "the running dogs, don't they?"
+
+
+def test_index_text_splits_japanese_runs(tok: JapaneseTokenizer) -> None:
+    assert tok.index_text("狩猟免許を取得した").split() == ["狩猟", "免許", "取得", "為る"]
+
+
+def test_mixed_japanese_and_english(tok: JapaneseTokenizer) -> None:
+    assert tok.query_terms("Gitのinstall手順") == ["git", "install", "手順"]
+    assert tok.index_text("Gitのinstall手順").split() == ["git", "install", "手順"]
+
+
+def test_long_japanese_run_is_tokenized(tok: JapaneseTokenizer) -> None:
+    run = "狩猟免許を取得した。" * 600  # 6,000 characters: longer than one analyzer call
+    terms = tok.index_text(run).split()
+    assert terms.count("狩猟") == 600
+
+
+def test_get_tokenizer_is_shared() -> None:
+    assert get_tokenizer() is get_tokenizer()
+
+
+@pytest.fixture
+def fts(tok: JapaneseTokenizer) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, "
+                 "tokenize = 'porter unicode61 remove_diacritics 2')")
+    docs = ["狩猟免許を取得した", "捕獲報告アプリを作った", "ＬｏＲａモジュールの設定",
+            "Gitのinstall手順", "Mirror every repository nightly"]
+    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)",
+                     [(i, tok.index_text(d)) for i, d in enumerate(docs, 1)])
+    yield conn
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "rowid"),
+    [
+        ("狩猟", 1),
+        ("免許", 1),
+        ("報告", 2),
+        ("アプリを作る", 2),
+        ("lora", 3),
+        ("LoRa", 3),
+        ("git install", 4),
+        ("インストール手順", 4),
+        ("mirrors repositories", 5),  # porter stemming on both sides
+    ],
+)
+def test_query_terms_find_index_text_in_fts5(tok: JapaneseTokenizer, fts: sqlite3.Connection,
+                                             query: str, rowid: int) -> None:
+    expr = match_expression(tok.query_terms(query))
+    assert expr is not None
+    rows = fts.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (expr,)).fetchall()
+    assert rows and rows[0][0] == rowid
