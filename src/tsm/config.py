@@ -197,6 +197,10 @@ def _coerce(setting: Setting, raw: Any, where: str) -> Any:
             raise ValueError(raw)
         if setting.type in (int, float) and isinstance(raw, bool):
             raise ValueError(raw)
+        if setting.type is int and isinstance(raw, float):
+            raise ValueError(raw)  # 3.7 for a count: refuse rather than cut it down
+        if setting.type is str and not isinstance(raw, str):
+            raise ValueError(raw)
         value = setting.type(raw)
     except (TypeError, ValueError):
         raise ConfigError(
@@ -220,7 +224,8 @@ def _content_dirs(raw: Any, path: Path) -> tuple[ContentDir, ...]:
         if unknown:
             raise ConfigError(f"{path}: content_dirs: unknown key '{sorted(unknown)[0]}'")
         rel = entry["path"].strip("/")
-        if Path(entry["path"]).is_absolute() or entry["path"].startswith("~") or ".." in rel:
+        if Path(entry["path"]).is_absolute() or entry["path"].startswith("~") or \
+                ".." in Path(rel).parts:
             raise ConfigError(
                 f"{path}: content_dirs.path = {entry['path']!r} must be relative to the index root",
                 "example: path = \"notes\"",
