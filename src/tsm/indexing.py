@@ -16,7 +16,7 @@ from .config import Settings
 from .embed import Embedder, passage_text
 from .errors import EmbedderUnavailable, UserError
 from .models import Document
-from .sources import Reader, SkipFile, discover, load_bytes, reader_for
+from .sources import MAX_FILE_BYTES, Reader, SkipFile, discover, load_bytes, reader_for
 from .store import documents, vectors
 from .store.connect import Transaction
 from .text.chunk import chunk_sections
@@ -26,6 +26,7 @@ from .workspace import IgnoreRules
 # progress(done, total, label) — the CLI draws a bar with it; the library never prints.
 Progress = Callable[[int, int, str], None]
 
+MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024
 _FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
 
 
@@ -94,8 +95,9 @@ def _session_reader(path: Path, rel: str, data: bytes) -> Document:
 def _session_files(settings: Settings) -> list[Path]:
     files: list[Path] = []
     for folder in settings.session_dirs:
-        if folder.is_dir():
-            files += sorted(folder.rglob("*.jsonl"))
+        if folder.is_dir():  # subagent transcripts are all sidechain: nothing to ingest
+            files += sorted(p for p in folder.rglob("*.jsonl")
+                            if "subagents" not in p.parts and not p.name.startswith("agent-"))
     return files
 
 
@@ -180,7 +182,9 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
         return
     reader = reader or reader_for(path)
     try:
-        data = load_bytes(path)
+        # Transcripts carry tool output and file snapshots: allow them to be larger.
+        data = load_bytes(path, MAX_TRANSCRIPT_BYTES if reader is _session_reader else
+                          MAX_FILE_BYTES)
         content_hash = hashlib.sha256(data).hexdigest()
         if old and old.content_hash == content_hash:
             with Transaction(conn):

@@ -79,12 +79,12 @@ def discover(root: Path, start: Path, rules: IgnoreRules) -> Iterator[Path]:
                 yield path
 
 
-def load_bytes(path: Path) -> bytes:
+def load_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """Read a file whole, refusing huge ones; I/O errors are transient skips."""
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SkipFile(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB ({size} bytes)")
+        if size > limit:
+            raise SkipFile(f"larger than {limit // (1024 * 1024)} MB ({size} bytes)")
         return path.read_bytes()
     except OSError as exc:
         raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
