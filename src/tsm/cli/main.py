@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..errors import SystemFailure, TsmError, UserError
-from . import admin, browse, index, search
+from . import admin, browse, index, mcp_cmd, search
 
-COMMAND_MODULES = (search, index, browse, admin)
+COMMAND_MODULES = (search, index, browse, admin, mcp_cmd)
 
 
 class ArgumentParser(argparse.ArgumentParser):

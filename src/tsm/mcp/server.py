@@ -1,0 +1,286 @@
+"""The MCP binding: registers the five tools (descriptions written for a model) on the SDK's
+MCPServer, turns TsmError into tool errors, and runs stdio or streamable HTTP. Imported only
+by `tsm mcp`, because the SDK alone takes ~0.6 s to import."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from .. import __version__
+from ..config import Settings
+from ..errors import TsmError
+from ..workspace import StatePaths
+from .excerpt import DEFAULT_MAX_CHARS
+from .tools import Reply, Tools
+
+log = logging.getLogger("tsm.mcp")
+
+Mode = Literal["hybrid", "fts", "vector"]
+DocType = Literal["markdown", "pdf", "text", "session"]
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+
+INSTRUCTIONS = """\
+The Space Memory (tsm) searches the user's own local knowledge base: Markdown notes, PDFs, \
+plain text and past Claude Code sessions, in English and Japanese. Search it before answering \
+questions about the user's projects, decisions, notes or earlier work; read a hit with `get` \
+before relying on its details; cite every fact as `path > section`. Never invent content, \
+paths or quotes that the tools did not return."""
+
+SEARCH_DOC = """\
+Search the user's local knowledge base (Markdown notes, PDFs, text files, past Claude Code \
+sessions; English and Japanese) and return the best-matching passages.
+
+When: call this first whenever the user's own notes, decisions, research or earlier sessions \
+may answer the question, before answering from general knowledge. Use short, keyword-rich \
+queries in the language of the notes. Dates inside the query ("last month", "in June", \
+"先月", "去年") become date filters by themselves.
+
+Modes: hybrid (default: keywords + meaning); fts (exact words: names, error messages, code \
+identifiers); vector (paraphrases and concepts).
+
+Reading results: `score` is a Reciprocal Rank Fusion score, usually 0.01-0.035. It is relative: \
+compare hits within one answer, never against a fixed threshold or across queries. \
+`score_breakdown.fts` and `score_breakdown.vector` show which signal found the hit (null: the \
+signal was not used; 0: it did not find this hit); a hit found by both is stronger. `snippet` \
+is up to 200 characters around the match, `section` the heading path.
+
+Citing: cite as `source.path > section`, e.g. `notes/git-install.md > Installing Git > From \
+source`.
+
+Low confidence: when `warnings` is not empty, `source.stale` is true (the file changed since \
+it was indexed), `source.status` is outdated/superseded/rejected, or only one weak signal \
+matched, say that the evidence is weak. If nothing relevant comes back, say the notes do not \
+cover it; never invent content.
+
+Next: call `get` with the hit's `source.path` and `section` to read the passage in full before \
+quoting details. If vector search is unavailable the call fails; retry with fallback="fts-only"."""
+
+GET_DOC = """\
+Read one document of the knowledge base: its metadata (title, type, tags, status, dates, \
+sections, links) and its text: whole, a line range (start_line/end_line, 1-based, inclusive) \
+or one section (a Markdown heading path such as "Setup > Linux", or just "Linux").
+
+When: after `search`, to read a hit in full before quoting or relying on it: pass `path` = the \
+hit's `source.path` and `section` = the hit's `section` (or `id` = `source.document_id`). Long \
+texts are cut at max_chars on a line boundary: then `truncated` is true and `next_start_line` \
+says where to continue. An unknown path fails with the closest indexed paths ("did you mean"); \
+retry with one of those rather than guessing. Quote only what this returns; cite as \
+`path > section`."""
+
+LIST_DOC = """\
+List indexed documents (id, path, title, type, tags, date, status), sorted by path and paged \
+with limit/offset; `total` is the count before paging. Use it to browse what exists (all \
+PDFs, everything under `daily/`); to find content, use `search`."""
+
+TAGS_DOC = """\
+All tags of the knowledge base with their document counts, most used first. Use it to learn \
+the vocabulary for the `tag` filter of `search`."""
+
+STATUS_DOC = """\
+Health of the index: documents per type, chunks, embedding model, chunks still without \
+vectors, schema version, index root, and this server's warm-up state. Call it when results \
+look wrong or empty, to tell "not indexed" from "not found". When chunks_without_vectors > 0 \
+or vectors_stale is true, hybrid/vector results are incomplete: say so, or use mode="fts"."""
+
+
+def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
+    """An MCPServer whose tools each make one call on `tools`."""
+    started: list[bool] = []
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        # Runs inside the transport, after the SDK has moved fd 1 away from the protocol
+        # stream, so nothing the model loader prints can corrupt stdio. HTTP runs it per
+        # session; the list makes it happen once.
+        if warm_up and not started:
+            started.append(True)
+            tools.warm_up_in_background()
+        yield None
+
+    server: MCPServer[Any] = MCPServer(name="tsm", title="The Space Memory",
+                                       version=__version__, instructions=INSTRUCTIONS,
+                                       lifespan=lifespan)
+
+    @server.tool(name="search", title="Search notes", description=SEARCH_DOC,
+                 annotations=READ_ONLY)
+    def search(
+        query: Annotated[str, Field(description="What to look for, in words likely to appear "
+                                                "in the notes (English or Japanese).")],
+        top_k: Annotated[int | None, Field(ge=1, le=100, description="Results to return "
+                                           "(default 10).")] = None,
+        mode: Annotated[Mode, Field(description="hybrid, fts (keywords) or vector "
+                                                "(meaning).")] = "hybrid",
+        fallback: Annotated[Literal["error", "fts-only"], Field(
+            description="When vectors are unavailable: fail, or return keyword results "
+                        "with a warning.")] = "error",
+        path: Annotated[list[str] | str | None, Field(
+            description="Only documents under these relative path prefixes, e.g. "
+                        "[\"notes/\"] (OR).")] = None,
+        tag: Annotated[list[str] | str | None, Field(
+            description="Only documents with all of these tags (see list_tags).")] = None,
+        type: Annotated[list[DocType] | DocType | None, Field(
+            description="Only these document types (OR).")] = None,
+        after: Annotated[str | None, Field(description="Only documents dated on/after "
+                                                       "YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
+        before: Annotated[str | None, Field(description="Only documents dated on/before "
+                                                        "YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
+        recent: Annotated[str | None, Field(description="Only the last span: 30d, 2w, "
+                                                        "3m, 1y.")] = None,
+        year: Annotated[int | str | None, Field(description="Only documents dated in this "
+                                                            "year, e.g. 2025.")] = None,
+        include_content: Annotated[int, Field(ge=0, le=20, description="Add the whole "
+                                              "document text to the top N results.")] = 0,
+    ) -> CallToolResult:
+        return _call(lambda: tools.search(
+            query, top_k=top_k, mode=mode, fallback=fallback, paths=_listed(path),
+            tags=_listed(tag), types=_listed(type), after=after, before=before, recent=recent,
+            year=None if year is None else str(year), include_content=include_content))
+
+    @server.tool(name="get", title="Read a document", description=GET_DOC,
+                 annotations=READ_ONLY)
+    def get(
+        path: Annotated[str | None, Field(description="Path relative to the index root, as "
+                                                      "in search results' source.path.")] = None,
+        id: Annotated[int | None, Field(description="Or the numeric document id "
+                                                    "(source.document_id).")] = None,
+        start_line: Annotated[int | None, Field(ge=1, description="First line to return "
+                                                "(1-based).")] = None,
+        end_line: Annotated[int | None, Field(ge=1, description="Last line to return "
+                                              "(inclusive).")] = None,
+        section: Annotated[str | None, Field(description="A Markdown heading path, e.g. "
+                                             "\"Installing Git > From source\" or \"From "
+                                             "source\".")] = None,
+        max_chars: Annotated[int, Field(ge=200, le=200_000, description="Cut the text after "
+                                        "this many characters.")] = DEFAULT_MAX_CHARS,
+    ) -> CallToolResult:
+        return _call(lambda: tools.get(path, id, start_line=start_line, end_line=end_line,
+                                       section=section, max_chars=max_chars))
+
+    @server.tool(name="list_documents", title="List documents", description=LIST_DOC,
+                 annotations=READ_ONLY)
+    def list_documents(
+        type: Annotated[DocType | None, Field(description="Only this document type.")] = None,
+        path_prefix: Annotated[str | None, Field(description="Only paths under this "
+                                                 "folder, e.g. \"daily/\".")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Rows to return.")] = 100,
+        offset: Annotated[int, Field(ge=0, description="Rows to skip.")] = 0,
+    ) -> CallToolResult:
+        return _call(lambda: tools.list_documents(type, path_prefix, limit, offset))
+
+    @server.tool(name="list_tags", title="List tags", description=TAGS_DOC,
+                 annotations=READ_ONLY)
+    def list_tags(
+        limit: Annotated[int, Field(ge=1, le=5000, description="Tags to return.")] = 200,
+    ) -> CallToolResult:
+        return _call(lambda: tools.list_tags(limit))
+
+    @server.tool(name="status", title="Index status", description=STATUS_DOC,
+                 annotations=READ_ONLY)
+    def status() -> CallToolResult:
+        return _call(tools.status)
+
+    return server
+
+
+def _listed(value: list[Any] | Any | None) -> list[Any]:
+    """Models often pass one string where a list is expected; accept both."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _call(operation: Callable[[], Reply]) -> CallToolResult:
+    """Run one tool; a TsmError becomes a tool error (isError) the model can read and act
+    on, with the same message and hint as the CLI prints. The server keeps running."""
+    try:
+        reply = operation()
+    except TsmError as exc:
+        hint = f" (hint: {exc.hint})" if exc.hint else ""
+        raise ToolError(f"{exc.kind}: {exc.message}{hint}") from exc
+    except Exception as exc:
+        log.exception("tool failed")
+        raise ToolError(f"system_error: unexpected {type(exc).__name__}: {exc} (hint: see "
+                        "the MCP log under <state dir>/logs/mcp.log)") from exc
+    return CallToolResult(content=[TextContent(type="text", text=reply.text)],
+                          structured_content=reply.data)
+
+
+def setup_logging(settings: Settings) -> None:
+    """Warnings to stderr (clients such as Claude Desktop keep it in their logs), everything
+    from INFO to <state dir>/logs/mcp.log; never stdout, which carries the protocol. Done
+    before MCPServer() so the SDK's own logging.basicConfig finds handlers and adds none."""
+    root = logging.getLogger()
+    err = logging.StreamHandler(sys.stderr)
+    err.setLevel(logging.WARNING)
+    err.setFormatter(logging.Formatter("tsm mcp: %(levelname)s %(message)s"))
+    root.addHandler(err)
+    if settings.state_dir.is_dir():  # an index exists; do not create state dirs elsewhere
+        logs = StatePaths(settings.state_dir).logs
+        try:
+            logs.mkdir(exist_ok=True)
+            handler = logging.handlers.RotatingFileHandler(
+                logs / "mcp.log", maxBytes=5 * 1024 * 1024, backupCount=3, encoding="utf-8")
+            handler.setFormatter(logging.Formatter(
+                "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"))
+            root.addHandler(handler)
+        except OSError as exc:
+            log.warning("cannot write %s: %s", logs / "mcp.log", exc)
+    root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
+
+
+def run_stdio(settings: Settings, *, warm_up: bool = True) -> int:
+    """Serve one client over stdin/stdout until it closes stdin."""
+    setup_logging(settings)
+    tools = Tools(settings)
+    log.info("tsm mcp (stdio) starting; index root %s", settings.index_root)
+    try:
+        build_server(tools, warm_up=warm_up).run("stdio")
+    finally:
+        tools.close()
+    return 0
+
+
+def run_http(settings: Settings, *, host: str, port: int, allow_origins: list[str],
+             allow_hosts: list[str], warm_up: bool = True) -> int:
+    """Serve streamable HTTP at http://host:port/mcp for any number of clients."""
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from .http_guard import TOKEN_ENV, Policy, RequestGuard, check_bind
+
+    token = os.environ.get(TOKEN_ENV) or None
+    check_bind(host, token)
+    setup_logging(settings)
+    tools = Tools(settings)
+    tools.transport = "streamable-http"
+    server = build_server(tools, warm_up=False)
+    # RequestGuard owns the Host/Origin rule (403 for both, one place, tested); the SDK's
+    # own check would answer a foreign Host with 421 and needs the same lists twice.
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    policy = Policy.build(host, allow_hosts, allow_origins, token)
+    if warm_up:
+        tools.warm_up_in_background()
+    shown = f"[{host}]" if ":" in host else host
+    print(f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}"
+          f"{', bearer token required' if token else ''})", file=sys.stderr, flush=True)
+    config = uvicorn.Config(RequestGuard(app, policy), host=host, port=port, log_config=None,
+                            access_log=False, lifespan="on")
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        tools.close()
+    return 0

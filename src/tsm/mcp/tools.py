@@ -1,0 +1,196 @@
+"""What each MCP tool does, with no MCP SDK in sight: one LocalBackend call per tool, the
+result as the CLI's JSON (the structured content) plus a short text for clients that show
+a model only the text. Errors stay TsmError; server.py turns them into tool errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..backend import LocalBackend
+from ..config import Settings
+from ..errors import UserError
+from ..search.query import TYPES
+from .excerpt import DEFAULT_MAX_CHARS, by_lines, section_lines, split_lines
+
+log = logging.getLogger("tsm.mcp")
+WARMUP_QUERY = "warm up 検索"  # a Japanese word too, so the morphological analyser loads
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A tool's answer: `data` becomes structuredContent, `text` the text content block."""
+
+    data: dict[str, Any]
+    text: str
+
+
+def now() -> dt.datetime:
+    """TSM_NOW when set (tests and reproducible runs), as the CLI reads it; else the clock."""
+    from ..cli.search import today
+
+    return today()
+
+
+class Tools:
+    """One backend for the life of the server, so the model and the vector matrix stay warm.
+
+    A lock serialises the calls: the backend owns one SQLite connection and loads its
+    embedder lazily, and neither is safe to share between the SDK's worker threads."""
+
+    def __init__(self, settings: Settings, backend: LocalBackend | None = None) -> None:
+        self.settings = settings
+        # A fixed TSM_NOW must reach recency scoring too, or results differ from the CLI's.
+        fixed = now() if os.environ.get("TSM_NOW") else None
+        self.backend = backend or LocalBackend(settings, now=fixed)
+        self._lock = threading.Lock()
+        self._started = time.time()
+        self.warmup_ms: float | None = None
+        self.transport = "stdio"
+
+    # -- tools ----------------------------------------------------------------------------
+    def search(self, query: str, *, top_k: int | None = None, mode: str = "hybrid",
+               fallback: str = "error", paths: Sequence[str] = (), tags: Sequence[str] = (),
+               types: Sequence[str] = (), after: str | None = None, before: str | None = None,
+               recent: str | None = None, year: str | None = None,
+               include_content: int = 0) -> Reply:
+        """Exactly `tsm search -f json`: same query parsing, same serialiser."""
+        from ..render.human_format import search_text
+        from ..render.json_format import search_to_dict
+        from ..search.query import build_query
+
+        parsed = build_query(
+            query, today=now().date(), mode=mode, fallback=fallback,
+            top_k=top_k if top_k is not None else self.settings.get("search.top_k"),
+            after=after, before=before, recent=recent, year=year, paths=paths, tags=tags,
+            types=types, include_content=include_content)
+        with self._lock:
+            result = self.backend.search(parsed)
+        return Reply(search_to_dict(result), search_text(result))
+
+    def get(self, path: str | None = None, doc_id: int | None = None, *,
+            start_line: int | None = None, end_line: int | None = None,
+            section: str | None = None, max_chars: int = DEFAULT_MAX_CHARS) -> Reply:
+        """A document's metadata and text, or the part of it that was asked for."""
+        if (path is None) == (doc_id is None):
+            raise UserError("give exactly one of path or id",
+                            "path as shown in search results' source.path, e.g. notes/git.md")
+        if section is not None and (start_line is not None or end_line is not None):
+            raise UserError("give either section or start_line/end_line, not both")
+        with self._lock:
+            doc = self.backend.get(str(doc_id) if doc_id is not None else str(path))
+        text: str = doc.pop("text")
+        if section is None:
+            excerpt = by_lines(text, start_line, end_line, max_chars)
+        else:
+            total = len(split_lines(text))
+            if doc["type"] != "markdown":
+                raise UserError(f"section selection works for Markdown documents; "
+                                f"{doc['path']} is {doc['type']}",
+                                f"use start_line/end_line (it has {total} lines)")
+            from ..sources.markdown import read
+
+            parsed = read(Path(doc["path"]), doc["path"], text.encode("utf-8"))
+            name, first, last = section_lines(
+                [(s.heading, s.line) for s in parsed.sections], total, section)
+            excerpt = by_lines(text, first, last, max_chars, section=name)
+        data = {**doc, "text": excerpt.text, **excerpt.as_json()}
+        return Reply(data, _document_text(data))
+
+    def list_documents(self, type_: str | None = None, path_prefix: str | None = None,
+                       limit: int = 100, offset: int = 0) -> Reply:
+        """`tsm list`, paged: 10,000 rows would swamp a model's context."""
+        from ..render.human_format import table
+
+        if type_ is not None and type_ not in TYPES:
+            raise UserError(f"unknown type {type_!r}", "use " + ", ".join(TYPES))
+        if limit < 1 or offset < 0:
+            raise UserError("limit must be >= 1 and offset >= 0")
+        with self._lock:
+            docs = self.backend.list_documents(type_)
+        if path_prefix:
+            prefix = path_prefix.removeprefix("./").rstrip("/")
+            docs = [d for d in docs if d["path"] == prefix or d["path"].startswith(prefix + "/")]
+        page = docs[offset:offset + limit]
+        data = {"documents": page, "total": len(docs), "returned": len(page), "offset": offset}
+        shown = f"{len(docs)} documents" + (
+            f", showing {offset + 1}-{offset + len(page)}" if len(page) < len(docs) else "")
+        return Reply(data, shown + "\n" + table(page, ("id", "type", "date", "path", "title",
+                                                         "tags")))
+
+    def list_tags(self, limit: int = 200) -> Reply:
+        """`tsm tags`: most used first."""
+        from ..render.human_format import table
+
+        if limit < 1:
+            raise UserError("limit must be >= 1")
+        with self._lock:
+            tags = self.backend.tags()
+        data = {"tags": tags[:limit], "total": len(tags), "returned": min(limit, len(tags))}
+        return Reply(data, f"{len(tags)} tags\n" + table(tags[:limit], ("name", "count")))
+
+    def status(self) -> Reply:
+        """`tsm status`'s index part, plus this server's own state."""
+        from ..render.human_format import mapping
+
+        with self._lock:
+            data = self.backend.status()
+        data["server"] = {
+            "pid": os.getpid(), "transport": self.transport, "warm": self.warmup_ms is not None,
+            "warmup_ms": self.warmup_ms, "uptime_s": round(time.time() - self._started, 1),
+        }
+        return Reply(data, mapping(data))
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Run one throw-away search so the model, tokenizer and vector matrix are loaded
+        before the client's first question. Holding the lock makes an early search wait
+        for it instead of loading the model a second time."""
+        from ..search.query import build_query
+
+        started = time.perf_counter()
+        with self._lock:
+            try:
+                if not self.settings.db_path.exists():
+                    log.warning("no index at %s yet; run `tsm index`", self.settings.db_path)
+                    return
+                self.backend.search(build_query(WARMUP_QUERY, today=now().date(), top_k=1,
+                                                fallback="fts-only"))
+            except Exception:  # warm-up is an optimisation: the real search reports errors
+                log.warning("warm-up search failed", exc_info=True)
+            finally:
+                self.warmup_ms = round((time.perf_counter() - started) * 1000, 1)
+                log.info("warm-up took %.0f ms", self.warmup_ms)
+
+    def warm_up_in_background(self) -> threading.Thread:
+        thread = threading.Thread(target=self.warm_up, name="tsm-mcp-warmup", daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        with self._lock:
+            self.backend.close()
+
+
+def _document_text(data: dict[str, Any]) -> str:
+    where = data["path"] + (f" > {data['section']}" if data.get("section") else "")
+    lines = [f"{data['title']} — {where}",
+             f"lines {data['start_line']}-{data['end_line']} of {data['total_lines']}"]
+    facts = [f"{k}: {', '.join(v) if isinstance(v, list) else v}"
+             for k, v in (("type", data["type"]), ("date", data.get("date")),
+                          ("status", data.get("status")), ("tags", data.get("tags")))
+             if v]
+    lines.append("; ".join(facts))
+    lines.append("")
+    lines.append(data["text"])
+    if data.get("truncated"):
+        lines.append(f"[truncated: call get again with start_line={data['next_start_line']} "
+                     "to read on]")
+    return "\n".join(lines)
