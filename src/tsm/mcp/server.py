@@ -106,7 +106,7 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
         # session; the list makes it happen once.
         if warm_up and not started:
             started.append(True)
-            tools.warm_up_in_background()
+            tools.warm_up()
         yield None
 
     server: MCPServer[Any] = MCPServer(name="tsm", title="The Space Memory",
@@ -273,7 +273,7 @@ def run_http(settings: Settings, *, host: str, port: int, allow_origins: list[st
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     policy = Policy.build(host, allow_hosts, allow_origins, token)
     if warm_up:
-        tools.warm_up_in_background()
+        tools.warm_up()
     shown = f"[{host}]" if ":" in host else host
     print(f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}"
           f"{', bearer token required' if token else ''})", file=sys.stderr, flush=True)
