@@ -1,5 +1,5 @@
 """`python -m tsm` → the CLI."""
 
-from .cli.main import main
+from .cli.entry import main
 
 raise SystemExit(main())

@@ -82,7 +82,8 @@ class LocalBackend:
 
     def init(self) -> dict[str, list[str]]:
         """Create the state dir, the DB and commented scaffolds; never overwrite a file."""
-        created, kept = [], []
+        created: list[str] = []
+        kept: list[str] = []
         settings = self.settings
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         existed = settings.db_path.exists()

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import locate
 from .errors import ConfigError
 
-CONFIG_FILE = "tsm.toml"
+CONFIG_FILE = locate.CONFIG_FILE
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,7 @@ class Settings:
 
 def find_index_root(cwd: Path, environ: Mapping[str, str]) -> Path:
     """TSM_INDEX_ROOT, else the nearest directory at or above `cwd` holding tsm.toml, else cwd."""
-    if environ.get("TSM_INDEX_ROOT"):
-        return Path(environ["TSM_INDEX_ROOT"]).expanduser().resolve()
-    cwd = cwd.resolve()
-    for folder in (cwd, *cwd.parents):
-        if (folder / CONFIG_FILE).is_file():
-            return folder
-    return cwd
+    return Path(locate.index_root(str(cwd), environ))
 
 
 def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
@@ -137,7 +132,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     _reject_unknown(project, project_file)
     _reject_unknown(user, user_file)
 
-    state_dir = Path(environ.get("TSM_STATE_DIR") or root / ".tsm").expanduser()
+    state_dir = Path(locate.state_dir(str(root), environ))
     db_path = Path(environ.get("TSM_DB_PATH") or state_dir / "tsm.db").expanduser()
     merged = {**user, **project}
     return Settings(

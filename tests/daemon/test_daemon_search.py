@@ -46,6 +46,36 @@ def test_user_errors_keep_their_exit_code_through_the_daemon(daemon: Harness) ->
     assert result.error()["kind"] == "user_error"
 
 
+@pytest.mark.parametrize("argv", [
+    ("search", "git", "--after", "2020-13", "-f", "json"),
+    ("search", "git", "--after", "2020-13", "-f", "human"),
+    ("search", "-f", "json"),
+    ("search", "git", "-q", "git", "-f", "json"),
+    ("search", "git", "--no-such-flag"),
+    ("search", "git", "--type", "video", "-f", "json"),
+], ids=lambda a: " ".join(a))
+def test_errors_read_the_same_through_the_daemon(harness: Harness, argv: tuple[str, ...]
+                                                 ) -> None:
+    """The daemon runs the CLI's own parser on the forwarded command line: same message,
+    same exit code, same stream."""
+    local = harness.cli(*argv)
+    assert local.code == 1, local.err
+    harness.start()
+    before = served(harness)
+    remote = harness.cli(*argv)
+    assert (remote.code, remote.out, remote.err) == (local.code, local.out, local.err)
+    assert int(harness.status()["daemon"]["requests"]) > 0
+    assert served(harness) == before  # rejected before any search ran
+
+
+def test_the_clock_of_the_client_is_used(daemon: Harness) -> None:
+    """TSM_NOW travels with the command line, so "last month" means the client's month."""
+    result = daemon.cli("search", "notes from last month", "-f", "json",
+                        env={"TSM_NOW": "2026-04-10"})
+    assert result.code == 0, result.err
+    assert result.json()["filters"]["after"] == "2026-03-01"
+
+
 def test_a_client_with_other_settings_searches_in_process(daemon: Harness) -> None:
     before = served(daemon)
     result = daemon.cli("search", "git", "-f", "json", env={"TSM_RRF_K": "10"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from ..errors import SystemFailure, TsmError, UserError
@@ -44,10 +44,10 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def output_format(args: argparse.Namespace) -> str:
+def output_format(args: argparse.Namespace, tty: bool | None = None) -> str:
     chosen = getattr(args, "format", None)
     if chosen is None:
-        return "human" if sys.stdout.isatty() else "json"
+        return "human" if (sys.stdout.isatty() if tty is None else tty) else "json"
     return "human" if chosen == "text" else chosen
 
 
@@ -81,6 +81,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      "rerun with TSM_DEBUG=1 and report it"), fmt)
 
 
+def run_forwarded(parse: Callable[[list[str]], argparse.Namespace], argv: list[str], *,
+                  environ: Mapping[str, str], tty: bool, settings: Any,
+                  render: Callable[[dict[str, Any], Any, str], str]) -> tuple[str, str, int] | None:
+    """Run a `tsm search` command line that the thin client (cli/entry.py) forwarded to the
+    daemon: the same parser, checks, output and exit codes as `main`, written to strings
+    (stdout, stderr, exit code). None when it is not a search the daemon should answer."""
+    fmt = "json" if _wants_json(argv) else ("human" if tty else "json")
+    try:
+        args = parse(argv)
+        if args.command != "search":
+            return None
+        fmt = args.output = output_format(args, tty)
+        return search.run_forwarded(args, settings, environ, render) + "\n", "", 0
+    except TsmError as error:
+        return "", error_text(error, fmt) + "\n", error.exit_code
+    except SystemExit:  # --help or --version slipped through: let the full CLI print them
+        return None
+
+
 def _wants_json(argv: list[str]) -> bool:
     for i, arg in enumerate(argv):
         if arg in ("-f", "--format") and i + 1 < len(argv):
@@ -95,11 +114,15 @@ def _report(error: TsmError, fmt: str) -> int:
         import traceback
 
         traceback.print_exc()
+    print(error_text(error, fmt), file=sys.stderr)
+    return error.exit_code
+
+
+def error_text(error: TsmError, fmt: str) -> str:
+    """The contract's JSON error object, or a human line with the hint."""
     if fmt == "json":
         from ..render.json_format import error_object
 
-        print(error_object(error), file=sys.stderr)
-    else:
-        hint = f"\n  hint: {error.hint}" if error.hint else ""
-        print(f"tsm: error: {error.message}{hint}", file=sys.stderr)
-    return error.exit_code
+        return str(error_object(error))
+    hint = f"\n  hint: {error.hint}" if error.hint else ""
+    return f"tsm: error: {error.message}{hint}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import UserError
@@ -37,9 +38,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=run)
 
 
-def today() -> dt.datetime:
+def today(environ: Mapping[str, str] | None = None) -> dt.datetime:
     """Now, or TSM_NOW (ISO date/time) so results are reproducible in tests."""
-    fixed = os.environ.get("TSM_NOW")
+    fixed = (os.environ if environ is None else environ).get("TSM_NOW")
     if fixed:
         try:
             return dt.datetime.fromisoformat(fixed)
@@ -49,20 +50,32 @@ def today() -> dt.datetime:
     return dt.datetime.now()
 
 
-def run(args: argparse.Namespace) -> int:
+def search_flags(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
+    """build_query's keyword arguments from the command line."""
     text = args.query if args.query is not None else " ".join(args.query_pos)
     if args.query is not None and args.query_pos:
         raise UserError("give the query either as an argument or with -q, not both")
-    settings = load_settings()
-    now = today()
     mode = "fts" if args.fts_only else "vector" if args.vec_only else "hybrid"
-    flags = {
+    return {
         "text": text, "mode": mode,
         "top_k": args.top_k if args.top_k is not None else settings.get("search.top_k"),
         "fallback": args.fallback, "after": args.after, "before": args.before,
         "recent": args.recent, "year": args.year, "paths": args.path, "tags": args.tag,
         "types": args.type, "include_content": args.include_content,
     }
+
+
+def run_forwarded(args: argparse.Namespace, settings: Any, environ: Mapping[str, str],
+                  render: Callable[[dict[str, Any], dt.datetime, str], str]) -> str:
+    """A search command line the thin client forwarded to the daemon (cli/entry.py): the
+    same flags and clock as `run`, rendered by the daemon's `render(flags, now, format)`."""
+    return render(search_flags(args, settings), today(environ), args.output)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    flags = search_flags(args, settings)
+    now = today()
     # Through the daemon when it runs (started on demand if the index exists), which also
     # renders the output: this path imports no query parser, renderer, numpy or model.
     autostart = settings.get("daemon.autostart") and settings.db_path.exists()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from ..embed import Embedder
     from ..embed.worker import WorkerEmbedder
+    from ..models import SearchResult
     from .server import Server
     from .watch import Watcher
     from .writer import Backfill, Writer
@@ -95,6 +96,8 @@ class Handlers:
         self.writer: Writer
         self.backfill: Backfill
         self.watcher: Watcher | None = None
+        self._parser: Any = None  # the CLI's argparse parser, built on the first `cli` op
+        self._parser_lock = threading.Lock()
 
     def start(self, log_stream: IO[Any] | None) -> None:
         from .writer import Backfill, Writer
@@ -144,7 +147,8 @@ class Handlers:
         method = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
         if method is None:
             return protocol.error(f"unknown op {op!r}", kind="bad_request")
-        if op not in ("ping", "shutdown") and message.get("config") != self.fingerprint:
+        # `cli` carries the client's environment and checks it itself (op_cli).
+        if op not in ("ping", "shutdown", "cli") and message.get("config") != self.fingerprint:
             self._exit_if_config_changed()
             return protocol.error("this daemon runs with other settings than the client",
                                   kind="config_mismatch",
@@ -186,14 +190,21 @@ class Handlers:
     def op_search(self, args: dict[str, Any]) -> dict[str, Any]:
         """`flags` are build_query's keyword arguments; with `render` ("json" or "human") the
         reply carries the finished text, so the client only prints it."""
-        from ..backend import LocalBackend
-        from ..render import human_format, json_format
-        from ..search.query import build_query
+        from ..render import json_format
 
         flags = args.get("flags")
         if not isinstance(flags, dict) or not set(flags) <= SEARCH_FLAGS:
             raise UserError("search flags must be an object of known flags")
         now = dt.datetime.fromisoformat(args["now"]) if args.get("now") else dt.datetime.now()
+        render = args.get("render")
+        if render in ("json", "human"):
+            return {"rendered": self._search_rendered(flags, now, render)}
+        return {"result": json_format.search_to_dict(self._search(flags, now))}
+
+    def _search(self, flags: dict[str, Any], now: dt.datetime) -> SearchResult:
+        from ..backend import LocalBackend
+        from ..search.query import build_query
+
         query = build_query(flags.get("text"), today=now.date(),
                             **{k: v for k, v in flags.items() if k != "text"})
         with self.reader() as conn:
@@ -201,11 +212,46 @@ class Handlers:
                                    embedder=cast("Embedder | None", self.embedders.query))
             result = backend.search(query)
         self.searches += 1
-        if args.get("render") == "json":
-            return {"rendered": json_format.dumps(json_format.search_to_dict(result))}
-        if args.get("render") == "human":
-            return {"rendered": human_format.search_text(result)}
-        return {"result": json_format.search_to_dict(result)}
+        return result
+
+    def _search_rendered(self, flags: dict[str, Any], now: dt.datetime, render: str) -> str:
+        from ..render import human_format, json_format
+
+        result = self._search(flags, now)
+        if render == "json":
+            return json_format.dumps(json_format.search_to_dict(result))
+        return human_format.search_text(result)
+
+    def op_cli(self, args: dict[str, Any]) -> dict[str, Any] | None:
+        """A whole `tsm search` command line from the thin client (cli/entry.py), run by the
+        CLI's own parser and search code; the reply is its stdout, stderr and exit code.
+        None (the client then runs the full CLI) for anything but a search, or a client
+        whose environment or tsm.toml gives other settings than this daemon's."""
+        from ..cli import main as cli_main
+        from ..config import load
+
+        argv, env, cwd = args.get("argv"), args.get("env"), args.get("cwd")
+        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+                and isinstance(env, dict) and isinstance(cwd, str)):
+            raise UserError("cli args must hold argv (strings), env (object) and cwd")
+        try:
+            settings = load(Path(cwd), {str(k): str(v) for k, v in env.items()})
+        except TsmError:
+            return None  # the full CLI reports the config error itself
+        if settings_fingerprint(settings) != self.fingerprint:
+            self._exit_if_config_changed()
+            return None
+        def parse(words: list[str]) -> Any:
+            with self._parser_lock:  # argparse does not promise thread safety
+                if self._parser is None:
+                    self._parser = cli_main.build_parser()
+                return self._parser.parse_args(words)
+
+        ran = cli_main.run_forwarded(parse, argv, environ=env, tty=bool(args.get("tty")),
+                                     settings=settings, render=self._search_rendered)
+        if ran is None:
+            return None
+        return {"stdout": ran[0], "stderr": ran[1], "exit": ran[2]}
 
     def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
         from ..indexing import index_paths

@@ -13,7 +13,10 @@ import json
 import socket
 import struct
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs the thin client (cli/entry.py) a few ms
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 1
 MAX_REQUEST_BYTES = 1 * 1024 * 1024  # a query, or a list of paths to index

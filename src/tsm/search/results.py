@@ -101,7 +101,7 @@ def select_fresh(scored: list[_Scored], top_k: int, root: os.PathLike[str] | Non
                  warnings: list[str]) -> list[_Scored]:
     """The first top_k whose files still exist; changed files are kept but marked stale.
     `root=None` skips the check (benchmarks over files that cannot change)."""
-    chosen = []
+    chosen: list[_Scored] = []
     for item in scored:
         if len(chosen) >= top_k:
             break

@@ -20,7 +20,7 @@ def read(path: Path, rel: str, data: bytes) -> Document:
         if reader.is_encrypted and not reader.decrypt(""):
             raise SkipFile("encrypted PDF")
         pages = [(n, page.extract_text() or "") for n, page in enumerate(reader.pages, start=1)]
-        meta_title = (reader.metadata or {}).get("/Title") if reader.metadata else None
+        meta_title = reader.metadata.get("/Title") if reader.metadata else None
     except SkipFile:
         raise
     except Exception as exc:  # pypdf raises many types on damaged files

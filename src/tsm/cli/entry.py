@@ -1,0 +1,86 @@
+"""The console-script entry point (`tsm`, `kb`, `python -m tsm`).
+
+`tsm search` is what hooks and agents run on every prompt, so when a daemon is running the
+command line is forwarded whole (arguments, TSM_* environment, working directory, whether
+stdout is a terminal) and the daemon parses, searches and renders it with the same code as
+cli/main.py. This module then imports only `os`, `sys`, `socket` and `json`: no argparse,
+no config loader, no dataclasses (bench/client_startup.py measures it).
+
+Anything else, and any trouble on the way (no socket, a daemon with other settings, a
+protocol error), runs the full CLI, which may still use the daemon or search in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# What the daemon needs from the client's environment to answer exactly as the full CLI
+# would: every TSM_* variable (settings, TSM_NOW …) and where the user config lives.
+_FORWARDED_ENV = ("HOME", "XDG_CONFIG_HOME")
+_NOT_FORWARDED = {"-h", "--help", "--version"}
+CONNECT_TIMEOUT = 2.0
+REPLY_TIMEOUT = 60.0  # a daemon that just started may still be loading the model
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    code = forward(argv)
+    if code is not None:
+        return code
+    from .main import main as full_cli
+
+    return full_cli(argv)
+
+
+def forward(argv: list[str]) -> int | None:
+    """Exit code of the search the daemon ran for us, or None to run the full CLI."""
+    if not argv or argv[0] != "search" or _NOT_FORWARDED.intersection(argv) or \
+            os.environ.get("TSM_DEBUG") == "1":
+        return None
+    from .. import locate
+
+    cwd = os.getcwd()
+    root = locate.index_root(cwd, os.environ)
+    sock_path = os.path.join(locate.state_dir(root, os.environ), locate.SOCKET_NAME)
+    if not os.path.exists(sock_path):
+        return None  # not running: the full CLI decides whether to start it
+    reply = _ask(sock_path, {
+        "argv": argv, "cwd": cwd, "tty": sys.stdout.isatty(),
+        "env": {k: v for k, v in os.environ.items()
+                if k.startswith("TSM_") or k in _FORWARDED_ENV},
+    })
+    if reply is None:
+        return None
+    out, err, code = reply
+    try:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+        sys.stderr.write(err)
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    return code
+
+
+def _ask(sock_path: str, args: dict[str, object]) -> tuple[str, str, int] | None:
+    """The daemon's (stdout, stderr, exit code) for this command line, or None."""
+    import socket
+
+    from ..daemon import protocol
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(CONNECT_TIMEOUT)
+            sock.connect(sock_path)
+            protocol.send(sock, protocol.request("cli", args), timeout=CONNECT_TIMEOUT)
+            reply = protocol.receive(sock, protocol.MAX_REPLY_BYTES, REPLY_TIMEOUT)
+    except (OSError, protocol.ProtocolError, protocol.ConnectionClosed):
+        return None  # TimeoutError is an OSError
+    result = reply.get("result")
+    if not reply.get("ok") or not isinstance(result, dict):
+        return None
+    out, err, code = result.get("stdout"), result.get("stderr"), result.get("exit")
+    if not (isinstance(out, str) and isinstance(err, str) and isinstance(code, int)):
+        return None
+    return out, err, code
