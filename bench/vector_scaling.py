@@ -36,7 +36,7 @@ def main() -> None:
         matrix = rng.standard_normal((size, args.dim), dtype=np.float32)
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         ids = np.arange(size, dtype=np.int64)
-        index = VectorIndex(ids, ids // 3, matrix, (size,), size)
+        index = VectorIndex(ids, ids // 3, matrix, 0, size)
         allowed = ids[: size // 2]
         plain, masked = [], []
         for _ in range(args.runs):

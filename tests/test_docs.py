@@ -31,7 +31,7 @@ def test_every_setting_is_in_the_readme_table() -> None:
         assert f"`{setting.key}`" in README, f"README lacks {setting.key}"
     for env in ("TSM_INDEX_ROOT", "TSM_STATE_DIR", "TSM_DB_PATH", "TSM_DEBUG", "TSM_NOW",
                 "TSM_SNIPPET_BUDGET", "TSM_INJECT_MIN_SCORE", "TSM_INJECT_TOP_K", "TSM_BIN",
-                "TSM_HOOK_TIMEOUT"):
+                "TSM_HOOK_TIMEOUT", "TSM_INJECT_MIN_RELEVANCE", "TSM_INJECT_MIN_COVERAGE"):
         assert f"`{env}`" in README, f"README lacks {env}"
 
 

@@ -33,6 +33,8 @@ MIN_PROMPT_CHARS = 3
 QUERY_MAX_CHARS = 200
 DEFAULT_TOP_K = 5
 DEFAULT_MIN_SCORE = 0.0
+DEFAULT_MIN_RELEVANCE = -0.01  # fitted on bench/abstention/prompts.jsonl (results.txt)
+DEFAULT_MIN_COVERAGE = 0.6
 # Well inside the 10 s timeout of hooks/hooks.json, which also covers Python's start-up.
 DEFAULT_TIMEOUT_SECONDS = 4.0
 
@@ -85,13 +87,38 @@ def additional_context(search_stdout: str, *, query: str, environ: Mapping[str, 
     if not isinstance(search, dict) or not isinstance(search.get("results"), list):
         raise HookFailure("`tsm search` JSON has no 'results' list")
     min_score = env_float(environ, "TSM_INJECT_MIN_SCORE", DEFAULT_MIN_SCORE)
+    min_relevance = env_float(environ, "TSM_INJECT_MIN_RELEVANCE", DEFAULT_MIN_RELEVANCE)
+    min_coverage = env_float(environ, "TSM_INJECT_MIN_COVERAGE", DEFAULT_MIN_COVERAGE)
     found = [r for r in search["results"] if isinstance(r, dict)]
-    kept = [r for r in found if result_score(r) >= min_score]
+    kept = [r for r in found if result_score(r) >= min_score
+            and is_relevant(r, min_relevance, min_coverage)]
     if found and not kept:
         return None
     return render_knowledge_search(
         {**search, "results": kept}, budget=snippet_budget(environ), query=query
     )
+
+
+def is_relevant(result: Mapping[str, object], min_relevance: float, min_coverage: float) -> bool:
+    """Whether a hit is about the prompt (calibrated in bench/abstention.py).
+
+    `relevance` is the hit's cosine minus the prompt's best cosine with a generic coding
+    request (tsm's search/relevance.py): at or above `min_relevance` the note is closer to
+    the prompt than "fix this test" is. A hit holding most of the prompt's distinctive words
+    (`coverage` at or above `min_coverage`) is kept too: keywords alone can be sure, and
+    they are all there is when vectors are unavailable.
+    """
+    breakdown = result.get("score_breakdown")
+    if not isinstance(breakdown, dict):
+        return False
+    relevance, coverage = _number(breakdown.get("relevance")), _number(breakdown.get("coverage"))
+    return (relevance is not None and relevance >= min_relevance) or \
+        (coverage is not None and coverage >= min_coverage)
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
 
 
 def handle(data: HookInput, workspace: Workspace) -> str | None:

@@ -88,7 +88,8 @@ class Source:
 
 @dataclass(frozen=True)
 class ScoreBreakdown:
-    """Each signal's RRF contribution (None when the signal was not used) and the multipliers."""
+    """Each signal's score-scaled RRF contribution (fuse.score_scaled_rrf; None when the signal
+    was not used) and the multipliers."""
 
     fts: float | None
     vector: float | None
@@ -100,6 +101,9 @@ class ScoreBreakdown:
     # to the query, and the IDF-weighted share of the query's words the chunk contains.
     similarity: float | None = None
     coverage: float | None = None
+    # similarity minus the query's best cosine with a generic request (search/relevance.py):
+    # above 0 the hit is closer to the query than "fix this test" is; below, probably noise.
+    relevance: float | None = None
 
 
 @dataclass(frozen=True)

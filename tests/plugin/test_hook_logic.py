@@ -107,12 +107,18 @@ def test_a_query_that_looks_like_an_option_is_passed_as_its_value(query: str) ->
 # --- the score floor and the XML handed to Claude ---------------------------------------------
 
 
-def tsm_json(scores: list[float], total: int | None = None) -> str:
+def tsm_json(scores: list[float], total: int | None = None,
+             relevance: list[float | None] | None = None,
+             coverage: list[float | None] | None = None) -> str:
+    """`tsm search -f json` output; every hit is relevant (0.01) unless told otherwise."""
+    relevance = relevance or [0.01] * len(scores)
+    coverage = coverage or [0.0] * len(scores)
     results = [
         {
             "chunk_id": i,
             "score": score,
-            "score_breakdown": {"fts": score, "vector": None},
+            "score_breakdown": {"fts": score, "vector": None, "relevance": relevance[i],
+                                "coverage": coverage[i]},
             "text": f"text {i}",
             "snippet": f"snippet {i}",
             "section": "S",
@@ -155,6 +161,43 @@ def test_nothing_is_injected_when_no_hit_clears_the_floor() -> None:
 def test_no_hits_at_all_inject_the_empty_element_of_the_spec() -> None:
     xml = additional_context(tsm_json([]), query="q", environ={"TSM_INJECT_MIN_SCORE": "0.5"})
     assert xml == '<knowledge_search query="q" count="0" total="0"/>'
+
+
+def test_hits_no_closer_than_a_generic_request_are_not_injected() -> None:
+    """relevance < 0: the prompt is nearer a generic coding request than the note."""
+    xml = additional_context(tsm_json([0.03, 0.02, 0.01], relevance=[0.02, -0.02, 0.0]),
+                             query="q", environ={})
+    assert xml is not None
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == \
+        ["n/0.md", "n/2.md"]
+
+
+def test_an_unrelated_prompt_injects_nothing() -> None:
+    out = additional_context(tsm_json([0.03, 0.02], relevance=[-0.02, -0.05]), query="q",
+                             environ={})
+    assert out is None
+
+
+def test_keywords_covering_the_prompt_keep_a_hit_without_vectors() -> None:
+    """--fallback fts-only: no relevance at all; coverage alone decides."""
+    json_text = tsm_json([0.03, 0.02], relevance=[None, None], coverage=[0.8, 0.3])
+    xml = additional_context(json_text, query="q", environ={})
+    assert xml is not None
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == ["n/0.md"]
+
+
+def test_relevance_and_coverage_floors_come_from_the_environment() -> None:
+    json_text = tsm_json([0.03, 0.02], relevance=[0.01, 0.03], coverage=[0.7, 0.1])
+    environ = {"TSM_INJECT_MIN_RELEVANCE": "0.02", "TSM_INJECT_MIN_COVERAGE": "0.9"}
+    xml = additional_context(json_text, query="q", environ=environ)
+    assert xml is not None
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == ["n/1.md"]
+
+
+def test_a_hit_without_a_breakdown_is_not_injected() -> None:
+    data = json.loads(tsm_json([0.03]))
+    del data["results"][0]["score_breakdown"]
+    assert additional_context(json.dumps(data), query="q", environ={}) is None
 
 
 def test_a_malformed_floor_means_the_default() -> None:

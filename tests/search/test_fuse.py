@@ -11,6 +11,7 @@ from tsm.search.fuse import (
     keyword_weight,
     recency,
     rrf,
+    score_scaled_rrf,
     status_penalty,
     term_coverage,
 )
@@ -201,3 +202,43 @@ def test_term_coverage(matched: float, query: float, expected: float) -> None:
 )
 def test_keyword_weight(coverage: float, parity: float, expected: float) -> None:
     assert keyword_weight(coverage, parity) == approx(expected)
+
+
+# --- score-scaled RRF -----------------------------------------------------------------------
+
+
+def test_score_scaled_rrf_hand_computed_bm25() -> None:
+    """Floor 0: each term is the RRF term times score / top score."""
+    terms = score_scaled_rrf([10.0, 5.0, 2.5], k=60, weight=2.0, floor=0.0)
+    assert terms == approx([2 / 61, 2 / 62 * 0.5, 2 / 63 * 0.25])
+
+
+def test_score_scaled_rrf_with_a_background_floor() -> None:
+    """Cosines 0.9, 0.85, 0.8 over a background of 0.8: scales 1, 0.5, 0."""
+    terms = score_scaled_rrf([0.9, 0.85, 0.8], k=60, weight=1.0, floor=0.8)
+    assert terms == approx([1 / 61, 0.5 / 62, 0.0])
+
+
+def test_score_scaled_rrf_min_max_without_a_floor() -> None:
+    terms = score_scaled_rrf([3.0, 2.0, 1.0], k=0, weight=1.0)
+    assert terms == approx([1.0, 0.5 / 2, 0.0])
+
+
+def test_below_the_floor_counts_nothing() -> None:
+    assert score_scaled_rrf([0.9, 0.7], k=60, weight=1.0, floor=0.8)[1] == 0.0
+
+
+def test_tied_scores_are_plain_rrf() -> None:
+    assert score_scaled_rrf([2.0, 2.0, 2.0], k=60, weight=1.0, floor=2.0) == \
+        approx([1 / 61, 1 / 62, 1 / 63])
+
+
+def test_a_later_hit_never_outweighs_an_earlier_one() -> None:
+    """Synonym-only hits come after exact ones whatever their own BM25 (engine.py)."""
+    terms = score_scaled_rrf([4.0, 1.0, 9.0, 3.0], k=60, weight=1.0, floor=0.0)
+    assert terms == sorted(terms, reverse=True)
+    assert terms[2] <= terms[1]
+
+
+def test_empty_ranking() -> None:
+    assert score_scaled_rrf([], k=60, weight=1.0) == []

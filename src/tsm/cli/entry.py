@@ -4,7 +4,7 @@
 command line is forwarded whole (arguments, TSM_* environment, working directory, whether
 stdout is a terminal) and the daemon parses, searches and renders it with the same code as
 cli/main.py. This module then imports only `os`, `sys`, `socket` and `json`: no argparse,
-no config loader, no dataclasses (bench/client_startup.py measures it).
+no config loader, no dataclasses (bench/daemon_latency.py measures it).
 
 Anything else, and any trouble on the way (no socket, a daemon with other settings, a
 protocol error), runs the full CLI, which may still use the daemon or search in-process.

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tsm.daemon")
 READ_POOL_SIZE = 8
+WARM_UP_QUERY = "warm up 検索"  # a Japanese word too, so the morphological analyser loads
 SEARCH_FLAGS = {"text", "top_k", "mode", "fallback", "after", "before", "recent", "year",
                 "paths", "tags", "types", "include_content"}
 
@@ -110,6 +111,18 @@ class Handlers:
             from .watch import Watcher
 
             self.watcher = Watcher(self.settings, self.writer, self.backfill.wake)
+        threading.Thread(target=self._warm_up, name="tsm-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        """One throw-away search, so the first real one finds the tokenizer's dictionary, the
+        vector matrix and the generic requests' vectors (search/relevance.py) loaded."""
+        started = time.perf_counter()
+        try:
+            self._search({"text": WARM_UP_QUERY, "top_k": 1, "fallback": "fts-only"},
+                         dt.datetime.now(), count=False)
+        except Exception:  # an optimisation only: the real searches report real errors
+            log.warning("warm-up search failed", exc_info=True)
+        log.info("warm-up took %.0f ms", (time.perf_counter() - started) * 1000)
 
     def stop(self) -> None:
         if self.watcher is not None:
@@ -201,7 +214,8 @@ class Handlers:
             return {"rendered": self._search_rendered(flags, now, render)}
         return {"result": json_format.search_to_dict(self._search(flags, now))}
 
-    def _search(self, flags: dict[str, Any], now: dt.datetime) -> SearchResult:
+    def _search(self, flags: dict[str, Any], now: dt.datetime, count: bool = True
+                ) -> SearchResult:
         from ..backend import LocalBackend
         from ..search.query import build_query
 
@@ -211,7 +225,7 @@ class Handlers:
             backend = LocalBackend(self.settings, now=now, conn=conn,
                                    embedder=cast("Embedder | None", self.embedders.query))
             result = backend.search(query)
-        self.searches += 1
+        self.searches += count
         return result
 
     def _search_rendered(self, flags: dict[str, Any], now: dt.datetime, render: str) -> str:

@@ -23,6 +23,19 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Many queries at once: the backend's batch call when it has one (`embed_queries`),
+    else one call per text."""
+    import numpy as np
+
+    batch = getattr(embedder, "embed_queries", None)
+    if batch is not None:
+        return np.asarray(batch(list(texts)), dtype=np.float32).reshape(-1, embedder.dim)
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.stack([embedder.embed_query(t) for t in texts]).astype(np.float32)
+
+
 def passage_text(title: str, section: str, text: str) -> str:
     """What is embedded for a chunk: the title and heading path give the chunk its context."""
     head = title if not section or section == title else f"{title} > {section}"

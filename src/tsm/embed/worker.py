@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import EmbedderUnavailable
+from . import embed_queries
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,6 +59,8 @@ def _child_main(spec: str) -> int:
         try:
             if message["op"] == "query":
                 rows = embedder.embed_query(message["texts"][0]).reshape(1, -1)
+            elif message["op"] == "queries":
+                rows = embed_queries(embedder, message["texts"])
             else:
                 rows = embedder.embed_documents(message["texts"])
             data = np.ascontiguousarray(rows, dtype=np.float32).tobytes()
@@ -114,6 +117,9 @@ class WorkerEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._call("documents", list(texts), timeout=600.0)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._call("queries", list(texts), timeout=600.0)
 
     # lifecycle ---------------------------------------------------------------------------
     def wait_ready(self, timeout: float = 60.0) -> None:

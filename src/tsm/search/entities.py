@@ -19,14 +19,15 @@ def entity_documents(conn: sqlite3.Connection, query_text: str, terms: Sequence[
     names.discard("")
     if not names:
         return []
-    # A name matches a tag or a nested tag under it (#a/b carries a); both use the tag index.
-    ordered = sorted(names)
-    clauses = " OR ".join(["tag IN (" + ",".join("?" * len(ordered)) + ")"] +
-                          ["(tag > ? AND tag < ?)"] * len(ordered))
-    bounds = [b for n in ordered for b in (n + "/", n + "0")]  # '0' sorts right after '/'
-    sizes = conn.execute(
-        f"SELECT tag, COUNT(*) FROM tags WHERE {clauses} GROUP BY tag ORDER BY COUNT(*), tag",
-        (*ordered, *bounds)).fetchall()
+    # A name matches a tag or a nested tag under it (#a/b carries a). One range scan of the
+    # tag index per name: [name, name + "0") holds name and name/…, since "0" sorts right
+    # after "/" (an OR of ranges made SQLite scan the whole index).
+    sizes: list[tuple[str, int]] = []
+    for name in sorted(names):
+        sizes += [(tag, size) for tag, size in conn.execute(
+            "SELECT tag, COUNT(*) FROM tags WHERE tag >= ? AND tag < ? GROUP BY tag",
+            (name, name + "0")) if tag == name or tag.startswith(name + "/")]
+    sizes.sort(key=lambda item: (item[1], item[0]))
     hits: dict[int, int] = {}
     for tag, size in sizes:
         if size > MAX_ENTITY_DOCS:  # a tag on many notes is a topic, not an entity

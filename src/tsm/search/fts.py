@@ -4,7 +4,11 @@ turns any user text into quoted terms, so FTS5 syntax (`"`, `*`, `AND`, `(`, `-`
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .chunkmap import ChunkDocuments
 
 # bm25() column weights for (title, section, body, tags): a word in the title or a tag says
 # more about the whole document than one occurrence in a long body.
@@ -22,9 +26,11 @@ def match_expression(terms: Sequence[str]) -> str | None:
 
 
 def fts_hits(conn: sqlite3.Connection, expression: str, where: str, params: Sequence[object],
-             limit: int) -> tuple[list[tuple[int, int, float]], int]:
+             limit: int, chunk_docs: Callable[[], ChunkDocuments] | None = None
+             ) -> tuple[list[tuple[int, int, float]], int]:
     """Best chunk per document as (chunk_id, document_id, bm25), best first, and the number of
-    matching documents. `where` filters on `c` (chunks) and `d` (documents)."""
+    matching documents. `where` filters on `c` (chunks) and `d` (documents); `chunk_docs`
+    makes the count cheap when there is no filter."""
     weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
     if where.strip() == "1":
         rows = _unfiltered_hits(conn, expression, weights, limit)
@@ -42,6 +48,10 @@ def fts_hits(conn: sqlite3.Connection, expression: str, where: str, params: Sequ
                 LIMIT ?""", (expression, *params, limit)).fetchall()
     if len(rows) < limit:
         total = len(rows)
+    elif where.strip() == "1" and chunk_docs is not None:
+        total = chunk_docs().count_documents(
+            r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                       (expression,)))
     else:  # counting needs no ranking
         total = int(conn.execute(
             f"""SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 DEFAULT_STATUS_WEIGHTS: Mapping[str, float] = {
     "current": 1.0, "active": 1.0, "done": 1.0, "published": 1.0, "final": 1.0,
@@ -17,6 +17,31 @@ RECENCY_FLOOR = 0.9  # on the RRF scale 0.9 moves a note a few ranks: decay reor
 def rrf(rank: int, k: int = 60, weight: float = 1.0) -> float:
     """Reciprocal Rank Fusion term for a 1-based rank (Cormack, Clarke & Büttcher, SIGIR 2009)."""
     return weight / (k + rank)
+
+
+def score_scaled_rrf(scores: Sequence[float], k: int, weight: float, floor: float | None = None
+                     ) -> list[float]:
+    """RRF terms of one ranking (best first), each scaled by its normalised score.
+
+    Plain RRF sees only ranks: a keyword ranking whose first hit scores twice the second
+    counts the same as one whose top ten are tied (Bruch et al., "An Analysis of Fusion
+    Functions for Hybrid Retrieval", TOIS 2023). Scaling each term by the score normalised
+    within its own ranking, (s - floor) / (max - floor), keeps RRF's indifference to the
+    scale of the two signals but lets a clear winner count for more. `floor` is the score of
+    an unrelated item: 0 for BM25, the query's mean cosine over all chunks for vectors
+    (cosines sit in a narrow band, and the mean does not depend on how deep the ranking
+    goes); None uses the ranking's lowest score. The scale never rises down the ranking, so
+    a later hit never outweighs an earlier one (bench/results/fusion-tuning.md).
+    """
+    if not scores:
+        return []
+    top, low = scores[0], min(scores) if floor is None else floor
+    span = top - low
+    terms, scale = [], 1.0
+    for rank, score in enumerate(scores, start=1):
+        scale = min(scale, (score - low) / span) if span > 0 else 1.0
+        terms.append(rrf(rank, k, weight) * max(scale, 0.0))
+    return terms
 
 
 def recency(age_days: float | None, half_life_days: float | None,

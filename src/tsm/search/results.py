@@ -120,9 +120,10 @@ def select_fresh(scored: list[_Scored], top_k: int, root: os.PathLike[str] | Non
 
 def build_hits(conn: sqlite3.Connection, chosen: list[_Scored], *, signals: tuple[bool, bool],
                terms: list[str], coverage: TermCoverage | None,
-               include_content: int) -> tuple[Hit, ...]:
+               include_content: int, generic: float | None = None) -> tuple[Hit, ...]:
     """Hits for the chosen documents. `signals` says whether (fts, vector) ran, so a signal
-    that ran but missed a document reports 0.0 and one that did not run reports None."""
+    that ran but missed a document reports 0.0 and one that did not run reports None.
+    `generic` is the query's best cosine with a generic request (relevance.py)."""
     if not chosen:
         return ()
     chunk_ids = [s.chunk_id for s in chosen]
@@ -151,6 +152,8 @@ def build_hits(conn: sqlite3.Connection, chosen: list[_Scored], *, signals: tupl
             entity=round(cand.entity[1], 6) if cand.entity else None,
             similarity=round(cand.similarity, 4) if cand.similarity is not None else None,
             coverage=round(covered[item.chunk_id], 4) if item.chunk_id in covered else None,
+            relevance=(round(cand.similarity - generic, 4)
+                       if cand.similarity is not None and generic is not None else None),
         )
         source = Source(cand.doc_id, doc[2], doc[1], doc[3], page, chunk_index,
                         counts.get(cand.doc_id, 0), tuple(tags.get(cand.doc_id, ())), doc[4],

@@ -1,16 +1,18 @@
 """Vector signal: exact cosine search with numpy over a memory-resident matrix.
 
-The matrix is cached per (database, model) and reloaded only when chunks or vectors change,
-so a long-lived process (the daemon) pays the load once. Brute force stays fast to ~10^5-10^6
-rows (see bench/vector_scaling.py); past that an ANN index can implement the same `nearest`.
+The matrix is cached per (database, model). A long-lived process (the daemon) loads it once
+and then applies only what the vector change log (migration m003) says changed since: an
+edited note costs a few rows, not a reload of every vector. Removed rows become tombstones
+until they are a quarter of the matrix, then it is compacted. Brute force stays fast to
+~10^5-10^6 rows (bench/vector_scaling.py); past that an ANN index can implement the same
+`nearest`.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..store import vectors
@@ -18,29 +20,55 @@ from ..store import vectors
 if TYPE_CHECKING:
     import numpy as np
 
+COMPACT_SHARE = 0.25  # compact once this share of rows are tombstones
+RELOAD_SHARE = 0.5  # more changes than this share of rows: reload instead of patching
 
-@dataclass
+
+@dataclass(frozen=True)
 class VectorIndex:
-    chunk_ids: np.ndarray
-    doc_ids: np.ndarray
-    matrix: np.ndarray
-    stamp: tuple[int, ...]
-    total_chunks: int = 0  # chunks in the index when loaded; the rest lack vectors
+    """An immutable snapshot: rows appended later live beyond `matrix`'s end, tombstones are
+    new arrays, so a search may keep using a snapshot while another thread refreshes it."""
+
+    chunk_ids: np.ndarray  # (n,) int64
+    doc_ids: np.ndarray  # (n,) int64
+    matrix: np.ndarray  # (n, dim) float32 view of `buffer`
+    stamp: int  # the change-log seq this snapshot reflects
+    total_chunks: int = 0  # chunks in the index; those without a vector are "missing"
+    dead: np.ndarray | None = None  # positions of removed rows (tombstones)
+    buffer: np.ndarray | None = None  # (capacity, dim): room to append without copying
+
+    @property
+    def live_rows(self) -> int:
+        return int(self.matrix.shape[0]) - (0 if self.dead is None else len(self.dead))
 
     @property
     def missing(self) -> int:
-        return max(0, self.total_chunks - int(self.matrix.shape[0]))
+        return max(0, self.total_chunks - self.live_rows)
+
+    def similarities(self, query: np.ndarray, allowed_chunks: np.ndarray | None = None
+                     ) -> np.ndarray:
+        """Cosine of every row with the query; -inf for removed or filtered-out rows."""
+        import numpy as np
+
+        sims = self.matrix @ query.astype(np.float32)
+        if self.dead is not None and len(self.dead):
+            sims[self.dead] = -np.inf
+        if allowed_chunks is not None:
+            sims = np.where(np.isin(self.chunk_ids, allowed_chunks), sims, -np.inf)
+        return sims
 
     def nearest(self, query: np.ndarray, limit: int,
                 allowed_chunks: np.ndarray | None = None) -> list[tuple[int, int, float]]:
         """Best chunk per document as (chunk_id, document_id, cosine), best first."""
-        import numpy as np
-
         if self.matrix.shape[0] == 0:
             return []
-        sims = self.matrix @ query.astype(np.float32)
-        if allowed_chunks is not None:
-            sims = np.where(np.isin(self.chunk_ids, allowed_chunks), sims, -np.inf)
+        return self.best_per_document(self.similarities(query, allowed_chunks), limit)
+
+    def best_per_document(self, sims: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
+        import numpy as np
+
+        if len(sims) == 0:
+            return []
         # Several chunks of one document may rank high: take extra rows, keep one per doc.
         take = min(len(sims), max(limit * 4, limit + 50))
         top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
@@ -56,28 +84,72 @@ _cache: dict[tuple[str, str], VectorIndex] = {}
 _lock = threading.Lock()
 
 
-def _stamp(db_path: str) -> tuple[int, ...]:
-    """Changes with every commit: the WAL file grows (or the DB file changes when the WAL is
-    checkpointed). Two stat() calls instead of counting rows on every search."""
-    stamp: list[int] = []
-    for path in (db_path, db_path + "-wal"):
-        try:
-            st = os.stat(path)
-            stamp += [st.st_mtime_ns, st.st_size]
-        except OSError:
-            stamp += [0, 0]
-    return tuple(stamp)
-
-
 def load_index(conn: sqlite3.Connection, db_key: str, model: str) -> VectorIndex:
-    """The cached matrix for this DB and model, reloaded if the DB changed since."""
-    stamp = _stamp(db_key)
+    """The cached matrix for this DB and model, brought up to date with the change log."""
     with _lock:
         cached = _cache.get((db_key, model))
-        if cached is not None and cached.stamp == stamp:
+        if cached is not None and cached.stamp == vectors.change_seq(conn):
             return cached
-        chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model)
-        total = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-        index = VectorIndex(chunk_ids, doc_ids, matrix, stamp, total)
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")  # one snapshot for the log and the rows it points at
+        try:
+            index = _refreshed(conn, model, cached) if cached is not None else None
+            if index is None:
+                index = _loaded(conn, model)
+        finally:
+            if own:
+                conn.execute("COMMIT")
         _cache[(db_key, model)] = index
         return index
+
+
+def _loaded(conn: sqlite3.Connection, model: str) -> VectorIndex:
+    stamp = vectors.change_seq(conn)
+    chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model)
+    return VectorIndex(chunk_ids, doc_ids, matrix, stamp, _count_chunks(conn), None, matrix)
+
+
+def _refreshed(conn: sqlite3.Connection, model: str, old: VectorIndex) -> VectorIndex | None:
+    """`old` with the logged changes applied, or None when a full load is the better deal."""
+    import numpy as np
+
+    changes = vectors.changes_since(conn, old.stamp)
+    if changes is None or len(changes[0]) > RELOAD_SHARE * max(old.matrix.shape[0], 1000):
+        return None
+    changed, stamp = changes
+    ids, docs, rows = vectors.load_matrix(conn, model, changed)
+    if rows.size and old.matrix.size and rows.shape[1] != old.matrix.shape[1]:
+        return None  # another dimension: the model changed under the same name
+    stale = np.flatnonzero(np.isin(old.chunk_ids, np.asarray(changed, dtype=np.int64)))
+    dead = stale if old.dead is None else np.union1d(old.dead, stale)
+    n, add = old.matrix.shape[0], rows.shape[0]
+    buffer = old.buffer if old.buffer is not None else old.matrix
+    if add and (buffer.shape[0] < n + add or buffer.ndim != 2 or buffer.shape[1] != rows.shape[1]):
+        dim = rows.shape[1]
+        grown = np.empty((max(int((n + add) * 1.5), 1024), dim), dtype=np.float32)
+        if n:
+            grown[:n] = old.matrix
+        buffer = grown
+    if add:
+        buffer[n:n + add] = rows
+    index = VectorIndex(np.concatenate([old.chunk_ids, ids]), np.concatenate([old.doc_ids, docs]),
+                        buffer[:n + add], stamp, _count_chunks(conn), dead, buffer)
+    if len(dead) > COMPACT_SHARE * max(index.matrix.shape[0], 1):
+        index = _compacted(index)
+    return index
+
+
+def _compacted(index: VectorIndex) -> VectorIndex:
+    import numpy as np
+
+    keep = np.ones(index.matrix.shape[0], dtype=bool)
+    if index.dead is not None:
+        keep[index.dead] = False
+    matrix = np.ascontiguousarray(index.matrix[keep])
+    return replace(index, chunk_ids=index.chunk_ids[keep], doc_ids=index.doc_ids[keep],
+                   matrix=matrix, dead=None, buffer=matrix)
+
+
+def _count_chunks(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])

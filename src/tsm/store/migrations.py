@@ -117,11 +117,44 @@ def m002_link_name_keys(conn: sqlite3.Connection) -> None:
                      (link_key(target, link_type), rowid))
 
 
+@migration
+def m003_vector_change_log(conn: sqlite3.Connection) -> None:
+    """A log of chunks whose vector may have changed (chunk added or removed, vector stored
+    or dropped), filled by triggers so that every writer records it. A long-lived searcher
+    (the daemon) applies only the new entries to its in-memory matrix instead of reloading
+    every vector after each edit (search/vector.py)."""
+    run_script(conn, """
+        CREATE TABLE vector_changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            chunk_id INTEGER NOT NULL
+        );
+        CREATE TRIGGER chunks_log_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO vector_changes(chunk_id) VALUES (new.id); END;
+        CREATE TRIGGER chunks_log_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO vector_changes(chunk_id) VALUES (old.id); END;
+        CREATE TRIGGER chunks_log_update AFTER UPDATE OF embed_hash, document_id ON chunks BEGIN
+            INSERT INTO vector_changes(chunk_id) VALUES (new.id); END;
+        CREATE TRIGGER embeddings_log_insert AFTER INSERT ON embeddings BEGIN
+            INSERT INTO vector_changes(chunk_id)
+            SELECT id FROM chunks WHERE embed_hash = new.embed_hash; END;
+        CREATE TRIGGER embeddings_log_delete AFTER DELETE ON embeddings BEGIN
+            INSERT INTO vector_changes(chunk_id)
+            SELECT id FROM chunks WHERE embed_hash = old.embed_hash; END
+    """)
+
+
 def run_script(conn: sqlite3.Connection, script: str) -> None:
-    """Run `;`-separated DDL inside the current transaction (executescript would COMMIT it)."""
-    for statement in script.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    """Run `;`-separated DDL inside the current transaction (executescript would COMMIT it).
+    A trigger body holds `;` too: pieces are joined until they form a complete statement."""
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                conn.execute(pending)
+            pending = ""
+    if pending.strip(" \n;"):
+        conn.execute(pending)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -4,7 +4,7 @@ embedded twice, and vectors of another model are simply not used (stale)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,22 +71,61 @@ def drop_model(conn: sqlite3.Connection, model: str | None = None) -> None:
         conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
 
 
-def load_matrix(conn: sqlite3.Connection, model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(chunk ids, document ids, float32 matrix) of every chunk that has a vector."""
+def load_matrix(conn: sqlite3.Connection, model: str, chunk_ids: Sequence[int] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chunk ids, document ids, float32 matrix) of every chunk that has a vector, or of
+    those among `chunk_ids`."""
     import numpy as np
 
-    rows = conn.execute(
-        """SELECT c.id, c.document_id, e.vector FROM chunks c
-           JOIN embeddings e ON e.model = ? AND e.embed_hash = c.embed_hash
-           ORDER BY c.id""",
-        (model,),
-    ).fetchall()
+    sql = """SELECT c.id, c.document_id, e.vector FROM chunks c
+             JOIN embeddings e ON e.model = ? AND e.embed_hash = c.embed_hash"""
+    if chunk_ids is None:
+        rows = conn.execute(sql + " ORDER BY c.id", (model,)).fetchall()
+    else:
+        rows = []
+        ids = sorted(set(chunk_ids))
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            rows += conn.execute(sql + f" WHERE c.id IN ({','.join('?' * len(part))})",
+                                 (model, *part)).fetchall()
     if not rows:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-    chunk_ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+    found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
     doc_ids = np.fromiter((r[1] for r in rows), np.int64, len(rows))
     matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
-    return chunk_ids, doc_ids, matrix.reshape(len(rows), -1)
+    return found, doc_ids, matrix.reshape(len(rows), -1)
+
+
+# Entries of the change log kept for searchers that lag behind; one further behind reloads.
+CHANGE_LOG_KEEP = 200_000
+
+
+def change_seq(conn: sqlite3.Connection) -> int:
+    """The latest entry of the vector change log (migration m003); 0 when it is empty."""
+    row = conn.execute(
+        "SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def changes_since(conn: sqlite3.Connection, seq: int) -> tuple[list[int], int] | None:
+    """(chunk ids whose vector may have changed after `seq`, the latest seq), or None when
+    the log no longer reaches back to `seq` (pruned). Call inside a read transaction, so the
+    list and the seq come from one snapshot."""
+    latest = change_seq(conn)
+    if latest == seq:
+        return [], seq
+    oldest = conn.execute("SELECT MIN(seq) FROM vector_changes").fetchone()[0]
+    if oldest is None or oldest > seq + 1:
+        return None
+    ids = [r[0] for r in conn.execute(
+        "SELECT DISTINCT chunk_id FROM vector_changes WHERE seq > ? AND seq <= ?", (seq, latest))]
+    return ids, latest
+
+
+def prune_changes(conn: sqlite3.Connection, keep: int = CHANGE_LOG_KEEP) -> int:
+    """Forget all but the last `keep` log entries. Call inside a transaction."""
+    return conn.execute("DELETE FROM vector_changes WHERE seq <= ?",
+                        (change_seq(conn) - keep,)).rowcount
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:

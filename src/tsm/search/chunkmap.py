@@ -1,0 +1,82 @@
+"""chunk id → document id for every chunk, held in memory and patched from the change log
+(migration m003) like the vector matrix. Counting the documents behind a keyword match
+(`total_matches`) is then a fetch of matching rowids, not a join of every match with
+`chunks`: 3 ms instead of 34 ms for 14,000 matching chunks of 100,000 (bench/features_cost.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..store import vectors
+
+NO_DOCUMENT = -1
+
+
+@dataclass(frozen=True)
+class ChunkDocuments:
+    """An immutable snapshot: `doc_of[chunk_id]` or NO_DOCUMENT."""
+
+    doc_of: array[int]
+    stamp: int
+
+    def count_documents(self, chunk_ids: Iterable[int]) -> int:
+        doc_of, size = self.doc_of, len(self.doc_of)
+        docs = {doc_of[c] for c in chunk_ids if c < size}
+        docs.discard(NO_DOCUMENT)
+        return len(docs)
+
+
+_cache: dict[str, ChunkDocuments] = {}
+_lock = threading.Lock()
+
+
+def chunk_documents(conn: sqlite3.Connection, db_key: str) -> ChunkDocuments:
+    """The cached map for this DB, brought up to date with the change log."""
+    with _lock:
+        cached = _cache.get(db_key)
+        if cached is not None and cached.stamp == vectors.change_seq(conn):
+            return cached
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")  # the log and the chunks from one snapshot
+        try:
+            changes = vectors.changes_since(conn, cached.stamp) if cached is not None else None
+            if cached is None or changes is None:
+                fresh = _loaded(conn)
+            else:
+                fresh = _patched(conn, cached, *changes)
+        finally:
+            if own:
+                conn.execute("COMMIT")
+        _cache[db_key] = fresh
+        return fresh
+
+
+def _loaded(conn: sqlite3.Connection) -> ChunkDocuments:
+    stamp = vectors.change_seq(conn)
+    top = conn.execute("SELECT MAX(id) FROM chunks").fetchone()[0] or 0
+    doc_of = array("q", [NO_DOCUMENT]) * (top + 1)
+    for chunk_id, doc_id in conn.execute("SELECT id, document_id FROM chunks"):
+        doc_of[chunk_id] = doc_id
+    return ChunkDocuments(doc_of, stamp)
+
+
+def _patched(conn: sqlite3.Connection, old: ChunkDocuments, changed: list[int],
+             stamp: int) -> ChunkDocuments:
+    doc_of = array("q", old.doc_of)
+    if changed and max(changed) >= len(doc_of):
+        doc_of.extend([NO_DOCUMENT] * (max(changed) + 1 - len(doc_of)))
+    for chunk_id in changed:
+        doc_of[chunk_id] = NO_DOCUMENT
+    for start in range(0, len(changed), 500):
+        part = changed[start:start + 500]
+        for chunk_id, doc_id in conn.execute(
+                f"SELECT id, document_id FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+                part):
+            doc_of[chunk_id] = doc_id
+    return ChunkDocuments(doc_of, stamp)

@@ -1,0 +1,85 @@
+"""Is a hit about the query at all, or just the nearest of unrelated notes?
+
+Ranking needs only an order, but the Claude Code hook must decide whether to inject
+anything, and an agent whether to trust a hit. e5 cosines sit in a narrow band whatever the
+query (0.78-0.94 on the calibration vault of bench/abstention), and the band moves from
+query to query, so no fixed cosine separates "about my notes" from "fix this test".
+
+The reference is the query's similarity to generic requests (generic_requests.py), embedded
+as queries by the same model: `relevance = cosine(query, hit) - max cosine(query, generic
+request)`. A prompt about the user's notes is closer to the note than to any generic
+request (relevance > 0); an ordinary coding request is closer to one of them (< 0).
+Calibrated and measured on bench/abstention/prompts.jsonl and holdout.jsonl.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .generic_requests import GENERIC_REQUESTS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embed import Embedder
+
+log = logging.getLogger("tsm.search")
+_DIGEST = hashlib.sha256("\n".join(GENERIC_REQUESTS).encode()).hexdigest()[:16]
+_matrices: dict[str, np.ndarray] = {}
+_lock = threading.Lock()
+
+
+def generic_similarity(embedder: Embedder, query: np.ndarray, cache_dir: Path | None) -> float:
+    """The query's highest cosine with any generic request."""
+    return float((generic_matrix(embedder, cache_dir) @ query).max())
+
+
+def generic_matrix(embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
+    """The generic requests embedded by this model: from memory, else from a file in
+    `cache_dir` (the state dir's cache), else embedded now (about a second) and saved."""
+    import numpy as np
+
+    with _lock:
+        matrix = _matrices.get(embedder.name)
+        if matrix is not None:
+            return matrix
+        path = None
+        if cache_dir is not None:
+            safe = re.sub(r"[^A-Za-z0-9._-]", "_", embedder.name)
+            path = cache_dir / f"generic-{safe}-{_DIGEST}.npy"
+            try:
+                matrix = np.load(path)
+            except (OSError, ValueError):
+                matrix = None
+        if matrix is None or matrix.shape != (len(GENERIC_REQUESTS), embedder.dim):
+            from ..embed import embed_queries
+
+            matrix = embed_queries(embedder, GENERIC_REQUESTS)
+            if path is not None:
+                _save(path, matrix)
+        _matrices[embedder.name] = matrix
+        return matrix
+
+
+def _save(path: Path, matrix: np.ndarray) -> None:
+    """Write atomically; a read-only state dir only costs the next process a re-embedding."""
+    import numpy as np
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, matrix)
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as exc:
+        log.info("cannot cache the generic requests' vectors at %s: %s", path, exc)
