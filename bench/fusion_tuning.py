@@ -1,9 +1,9 @@
 """Offline fusion tuning: collect each query's keyword and vector rankings once (through the
 real index and search code), then score fusion variants without re-running searches.
 
-    python bench/fusion_tuning.py collect jaquad-para
-    python bench/fusion_tuning.py collect jaquad --max-queries 800
-    python bench/fusion_tuning.py evaluate jaquad jaquad-para
+    for d in cranfield jaquad jaquad-para scifact scifact-ja; do
+        python bench/fusion_tuning.py collect $d; done       # vectors come from bench/.cache
+    python bench/fusion_tuning.py evaluate cranfield jaquad jaquad-para scifact scifact-ja
 
 Results of the run that chose the default are in bench/results/fusion-tuning.md.
 """
@@ -70,10 +70,12 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) 
         terms = tokenizer.query_terms(text)
         expression = match_expression(terms)
         fts = fts_hits(conn, expression, "1", [], 300)[0] if expression else []
-        coverage = TermCoverage(conn, terms).best([c for c, _, _ in fts[:3]]) if fts else 0.0
+        cover = TermCoverage(conn, terms)
+        top3 = [c for c, _, _ in fts[:3]]
         qvec = vectors.embed_query(text)
         vec = index.nearest(qvec, 300)
-        rows.append({"q": q["_id"], "cov": coverage,
+        rows.append({"q": q["_id"], "cov": cover.best(top3) if fts else 0.0,
+                     "evidence": cover.keyword_evidence(top3) if fts else 0.0,
                      "vec_mean": float((index.matrix @ qvec).mean()),
                      "fts": [by_path[paths[d]] for _, d, _ in fts],
                      "fts_scores": [s for _, _, s in fts],
@@ -86,30 +88,49 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) 
     print(f"saved {len(rows)} queries of {name}")
 
 
-def fuse(row: Row, k: int, keyword_weight: float) -> dict[str, float]:
+def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
+         vector_floor: str = "mean") -> dict[str, float]:
+    """The engine's fusion (search/fuse.py) of one collected query, to the top 100."""
+    from tsm.search.fuse import rrf, score_scaled_rrf
+
+    if scaled:
+        floor = row["vec_mean"] if vector_floor == "mean" else None
+        fts = score_scaled_rrf(row["fts_scores"], k, keyword_weight, floor=0.0)
+        vec = score_scaled_rrf(row["vec_scores"], k, 1.0, floor=floor)
+    else:
+        fts = [rrf(r, k, keyword_weight) for r in range(1, len(row["fts"]) + 1)]
+        vec = [rrf(r, k) for r in range(1, len(row["vec"]) + 1)]
     scores: dict[str, float] = {}
-    for rank, doc in enumerate(row["fts"], 1):
-        scores[doc] = scores.get(doc, 0.0) + keyword_weight / (k + rank)
-    for rank, doc in enumerate(row["vec"], 1):
-        scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
+    for docs, terms in ((row["fts"], fts), (row["vec"], vec)):
+        for doc, term in zip(docs, terms, strict=True):
+            scores[doc] = scores.get(doc, 0.0) + term
     return dict(sorted(scores.items(), key=lambda x: -x[1])[:100])
 
 
 def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
-    out: dict[str, Callable[[Row], dict[str, float]]] = {
+    def weight(cue: float, parity: float = 0.6, power: float = 3) -> float:
+        return min(4.0, (cue / parity) ** power)
+
+    return {
         "keywords only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["fts"][:100], 1)},
         "vectors only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["vec"][:100], 1)},
-        "RRF k=60, equal weights": lambda r: fuse(r, 60, 1.0),
+        "RRF, equal weights": lambda r: fuse(r, 1.0, scaled=False),
+        "RRF, keyword weight from coverage (before)": lambda r: fuse(r, weight(r["cov"]),
+                                                                    scaled=False),
+        "score-scaled, equal weights": lambda r: fuse(r, 1.0),
+        "score-scaled (vector min-max), weight from coverage":
+            lambda r: fuse(r, weight(r["cov"]), vector_floor="min"),
+        "score-scaled (vector over mean), weight from coverage":
+            lambda r: fuse(r, weight(r["cov"])),
+        "same, (coverage/0.6)^2": lambda r: fuse(r, weight(r["cov"], power=2)),
+        "same, (coverage/0.5)^3": lambda r: fuse(r, weight(r["cov"], parity=0.5)),
+        "score-scaled, weight from keyword evidence (default)":
+            lambda r: fuse(r, weight(r["evidence"])),
+        "same, (evidence/0.6)^2": lambda r: fuse(r, weight(r["evidence"], power=2)),
+        "same, (evidence/0.5)^3": lambda r: fuse(r, weight(r["evidence"], parity=0.5)),
+        "same, rrf k=20": lambda r: fuse(r, weight(r["evidence"]), k=20),
+        "same, rrf k=200": lambda r: fuse(r, weight(r["evidence"]), k=200),
     }
-    for full in (0.5, 1.0):
-        out[f"weight min(1, cov/{full})"] = \
-            (lambda f: lambda r: fuse(r, 60, min(1.0, r["cov"] / f)))(full)
-    out["weight cov^2"] = lambda r: fuse(r, 60, r["cov"] ** 2)
-    for parity in (0.4, 0.5, 0.6):
-        for power in (1, 2, 3):
-            out[f"weight min(4, (cov/{parity})^{power})"] = (
-                lambda a, p: lambda r: fuse(r, 60, min(4.0, (r["cov"] / a) ** p)))(parity, power)
-    return out
 
 
 def evaluate(names: list[str]) -> None:

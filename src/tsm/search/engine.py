@@ -19,7 +19,7 @@ from ..models import Hit, SearchResult
 from ..text.tokenizer import compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
-from .chunkmap import chunk_documents
+from .chunkmap import ChunkDocuments, chunk_documents
 from .coverage import TermCoverage
 from .entities import entity_documents
 from .fts import fts_hits, match_expression
@@ -126,14 +126,17 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         expression = match_expression(terms)
         assert expression is not None
         db_key = str(settings.db_path)
-        fts_ranked, total = fts_hits(ctx.conn, expression, where, params, depth,
-                                     lambda: chunk_documents(ctx.conn, db_key))
+
+        def chunk_docs() -> ChunkDocuments:
+            return chunk_documents(ctx.conn, db_key)
+
+        fts_ranked, total = fts_hits(ctx.conn, expression, where, params, depth, chunk_docs)
         extra = expand(terms, load_synonyms(StatePaths(settings.state_dir).synonyms,
                                             tokenizer.query_terms))
         if extra:  # expansion-only hits rank after every exact hit
             synonym_expr = match_expression(extra)
             assert synonym_expr is not None
-            more, more_total = fts_hits(ctx.conn, synonym_expr, where, params, depth)
+            more, more_total = fts_hits(ctx.conn, synonym_expr, where, params, depth, chunk_docs)
             exact = {d for _, d, _ in fts_ranked}
             fts_ranked += [h for h in more if h[1] not in exact][: depth - len(fts_ranked)]
             total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
@@ -147,8 +150,9 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     coverage = TermCoverage(ctx.conn, terms)
     fts_weight = 1.0
     if mode == "hybrid" and fts_ranked and vec_ranked:
-        fts_weight = fuse.keyword_weight(coverage.best([c for c, _, _ in fts_ranked[:3]]),
-                                         settings.get("search.keyword_parity"))
+        fts_weight = fuse.keyword_weight(
+            coverage.keyword_evidence([c for c, _, _ in fts_ranked[:3]]),
+            settings.get("search.keyword_parity"))
     fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
     for (chunk_id, doc_id, _), term in zip(fts_ranked, fts_terms, strict=True):
         candidates.setdefault(doc_id, Candidate(doc_id)).fts = (chunk_id, term)

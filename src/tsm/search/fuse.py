@@ -64,19 +64,21 @@ KEYWORD_WEIGHT_POWER = 3.0  # how fast trust moves away from parity (tuned on ja
 KEYWORD_WEIGHT_CAP = 4.0
 
 
-def keyword_weight(coverage: float, parity: float) -> float:
+def keyword_weight(evidence: float, parity: float) -> float:
     """RRF weight of the keyword ranking relative to the vector ranking (weight 1), from the
-    coverage of its best hit: (coverage / parity) ** 3, capped at 4.
+    keyword evidence of its best hit (coverage.TermCoverage.keyword_evidence): (evidence /
+    parity) ** 3, capped at 4.
 
     Rank fusion ignores score magnitudes (Bruch et al., "An Analysis of Fusion Functions for
     Hybrid Retrieval", TOIS 2023), so a keyword ranking built on a few generic words would
-    count as much as one that matches the query's distinctive words. Coverage tells them
-    apart: questions that reuse a note's words cover 0.5-1.0 of the query, paraphrases
-    0.15-0.5, queries in the other language almost nothing.
+    count as much as one that matches the query's distinctive words. The evidence tells them
+    apart: questions that reuse a note's words score 0.5-1.0, paraphrases 0.15-0.5, queries
+    in the other language almost nothing unless the words they share (acronyms, names) are
+    all found.
     """
     if parity <= 0:
         return 1.0
-    return min(KEYWORD_WEIGHT_CAP, (max(coverage, 0.0) / parity) ** KEYWORD_WEIGHT_POWER)
+    return min(KEYWORD_WEIGHT_CAP, (max(evidence, 0.0) / parity) ** KEYWORD_WEIGHT_POWER)
 
 
 def term_coverage(matched_idf: float, query_idf: float) -> float:

@@ -10,8 +10,10 @@ until they are a quarter of the matrix, then it is compacted. Brute force stays 
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -50,7 +52,7 @@ class VectorIndex:
         """Cosine of every row with the query; -inf for removed or filtered-out rows."""
         import numpy as np
 
-        sims = self.matrix @ query.astype(np.float32)
+        sims = _product(self.matrix, query.astype(np.float32))
         if self.dead is not None and len(self.dead):
             sims[self.dead] = -np.inf
         if allowed_chunks is not None:
@@ -78,6 +80,30 @@ class VectorIndex:
         best = top[np.sort(first)][:limit]
         return [(int(c), int(d), float(v)) for c, d, v in
                 zip(self.chunk_ids[best], self.doc_ids[best], sims[best], strict=True)]
+
+
+# From this many rows on, the matrix-vector product runs as two halves on two threads
+# (numpy releases the GIL): it is bound by memory bandwidth, which one core cannot fill.
+PARALLEL_ROWS = 50_000
+
+
+def _product(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    rows = matrix.shape[0]
+    if rows < PARALLEL_ROWS:
+        return matrix @ query
+    out = np.empty(rows, dtype=np.float32)
+    half = rows // 2
+    other = _halves().submit(np.matmul, matrix[half:], query, out=out[half:])
+    np.matmul(matrix[:half], query, out=out[:half])
+    other.result()
+    return out
+
+
+@functools.cache
+def _halves() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsm-matvec")
 
 
 _cache: dict[tuple[str, str], VectorIndex] = {}
