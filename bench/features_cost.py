@@ -25,7 +25,7 @@ from corpus import generate  # noqa: E402
 
 from tsm.backend import LocalBackend  # noqa: E402
 from tsm.config import load  # noqa: E402
-from tsm.search import engine, entities, results  # noqa: E402
+from tsm.search import engine  # noqa: E402
 from tsm.search.query import build_query  # noqa: E402
 
 QUERIES = ["git install", "狩猟 免許", "sqlite index latency", "無線 通信 距離", "battery power",
@@ -60,36 +60,40 @@ def main() -> None:
                "TSM_EMBEDDER": "none"}
         backend = LocalBackend(load(root, env))
         report = backend.index(embed=False)
-        stage: dict[str, list[float]] = {"entities": [], "related+hits": []}
-        original_entities = entities.entity_documents
-        original_build = results.build_hits
-
-        def timed_entities(*a, **k):  # type: ignore[no-untyped-def]
-            started = time.perf_counter()
-            try:
-                return original_entities(*a, **k)
-            finally:
-                stage["entities"].append((time.perf_counter() - started) * 1000)
-
-        def timed_build(*a, **k):  # type: ignore[no-untyped-def]
-            started = time.perf_counter()
-            try:
-                return original_build(*a, **k)
-            finally:
-                stage["related+hits"].append((time.perf_counter() - started) * 1000)
-
-        engine.entity_documents = timed_entities  # type: ignore[assignment]
-        engine.build_hits = timed_build  # type: ignore[assignment]
+        # Each feature's stage, timed where the engine calls it; one list entry per search.
+        stages = {"entity lookup (tags, titles, aliases)": "entity_documents",
+                  "synonym expansion": "expand",
+                  "multipliers (recency, status, folder weight)": "rank_candidates",
+                  "hits: snippets, related documents, tags": "build_hits",
+                  "temporal expressions and filters (query parsing)": "build_query"}
+        spent: dict[str, list[float]] = {label: [] for label in stages}
+        for label, name in stages.items():
+            module = engine if hasattr(engine, name) else sys.modules[__name__]
+            setattr(module, name, _timed(getattr(module, name), spent[label]))
         plain = timed(backend)
+        for values in spent.values():
+            values.clear()
         filtered = timed(backend, after="2025-01", tags=["git"], paths=["notes/01"])
+        per_search = [sum(v) for v in zip(*spent.values(), strict=True)]
         print(f"| {report.chunks:,} chunks ({args.notes:,} notes), {os.cpu_count()} cores, "
               f"load {os.getloadavg()[0]:.1f} | p50 ms |")
         print("|---|---:|")
         print(f"| whole keyword search, no filters | {p50(plain):.1f} |")
         print(f"| whole keyword search, date + tag + path filters | {p50(filtered):.1f} |")
-        print(f"| of which entity lookup (tags, titles, aliases) | {p50(stage['entities']):.1f} |")
-        print(f"| of which building hits (multipliers, snippets, related, tags) | "
-              f"{p50(stage['related+hits']):.1f} |")
+        for label, values in spent.items():
+            print(f"| of which {label} | {p50(values):.2f} |")
+        print(f"| **the features together, per search (filtered)** | {p50(per_search):.1f} |")
+
+
+def _timed(fn, into: list[float]):  # type: ignore[no-untyped-def]
+    def wrapper(*a, **k):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            into.append((time.perf_counter() - started) * 1000)
+
+    return wrapper
 
 
 if __name__ == "__main__":

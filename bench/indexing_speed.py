@@ -55,8 +55,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tsm-bench-index-") as tmp:
         root = Path(tmp)
         size = generate(root, args.notes)
+        # No daemon: this measures the one-shot in-process path (daemon_latency.py the other).
         env = {**os.environ, "TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
-               "TSM_EMBEDDER": "none"}
+               "TSM_EMBEDDER": "none", "TSM_AUTOSTART": "0"}
         settings = load(root, env)
         backend = LocalBackend(settings)
         started = time.perf_counter()

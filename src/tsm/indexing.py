@@ -82,6 +82,11 @@ def index_paths(
             report.removed += 1
     if embedder is not None:
         embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
+        # Searches compare hits with generic requests (search/relevance.py); embedding those
+        # once here, where the model is loaded anyway, spares the first search a second.
+        from .search.relevance import generic_matrix
+
+        generic_matrix(embedder, settings.state_dir / "cache")
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
 

