@@ -119,6 +119,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--new-chunks", type=int, default=400,
+                        help="chunks of new notes embedded in the background at the end")
     parser.add_argument("--keep", action="store_true", help="keep the temp root")
     args = parser.parse_args()
 
@@ -181,6 +183,24 @@ def main() -> int:
                 break
         rows.append((f"search during `reindex fts` p50 / p95 ({len(during)} runs, "
                      f"{time.perf_counter() - started:.0f} s)",
+                     f"{pct(during, 50):.0f} / {pct(during, 95):.0f} ms"))
+
+        # New notes: keywords at once, vectors from the daemon's background worker (every
+        # core, nice 10); searches meanwhile.
+        extra = root / "new"
+        extra.mkdir()
+        generate(extra, args.new_chunks, seed=11)
+        tsm(env, "index", "-f", "json")
+        during, started = [], time.perf_counter()
+        while len(during) < 200:
+            ms, out = tsm(env, "search", QUERIES[len(during) % len(QUERIES)], "-f", "json")
+            during.append(ms)
+            queue = json.loads(tsm(env, "status", "-f", "json")[1])["queue"]
+            if not queue["chunks_without_vectors"]:
+                break
+        seconds = time.perf_counter() - started
+        rows.append((f"search while the daemon embeds {args.new_chunks:,} new chunks with the "
+                     f"real model, p50 / p95 ({len(during)} runs, {seconds:.0f} s)",
                      f"{pct(during, 50):.0f} / {pct(during, 95):.0f} ms"))
     finally:
         subprocess.run([sys.executable, "-m", "tsm", "stop"], env=env, capture_output=True)

@@ -62,6 +62,9 @@ def run_index(args: argparse.Namespace) -> int:
             raise UserError("--files-from-stdin: no paths on standard input")
     data = _through_daemon(lambda d: d.index(paths, no_embed=args.no_embed))
     if data is None:
+        from ..embed import use_bulk_threads
+
+        use_bulk_threads()  # this process embeds documents only
         backend = local_backend()
         data = asdict(backend.index(paths, embed=not args.no_embed, progress=progress_bar(args)))
     human = (f"indexed {data['indexed']}, unchanged {data['unchanged']}, removed "

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 _HEADER = struct.Struct(">I")
 RESTART_HINT = "run `tsm restart` to restart the embedding model (see `tsm doctor`)"
+BACKFILL_NICENESS = 10
 
 
 # -- child side -------------------------------------------------------------------------
@@ -92,7 +93,7 @@ class WorkerEmbedder:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tsm.embed.worker", spec],
+            [sys.executable, "-m", "tsm.embed.worker", spec, role],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
             env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
         )
@@ -237,4 +238,10 @@ def _exit_reason(code: int) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[2:3] == ["backfill"]:
+        # Background work: every core, but at a lower priority than the daemon's searches.
+        from . import use_bulk_threads
+
+        use_bulk_threads()
+        os.nice(BACKFILL_NICENESS)
     raise SystemExit(_child_main(sys.argv[1]))
