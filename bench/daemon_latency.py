@@ -108,6 +108,23 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
+def python_start_ms(code: str, runs: int = 10) -> float:
+    """Median wall time of `python -c CODE`: the floor under any Python client or hook."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def print_table(title: str, rows: list[tuple[str, str]]) -> None:
+    print(f"\n### {title} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})\n")
+    print("| measure | value |\n|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -158,13 +175,8 @@ def main() -> int:
         baseline, _ = zip(*[tsm(env, "--version") for _ in range(10)], strict=True)
         rows.append(("`tsm --version` (process start + full CLI import) median",
                      f"{statistics.median(baseline):.0f} ms"))
-        bare = []
-        for _ in range(10):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "import socket, json"], check=True)
-            bare.append((time.perf_counter() - started) * 1000)
         rows.append(("bare `python -c 'import socket, json'` median (the floor of any client)",
-                     f"{statistics.median(bare):.0f} ms"))
+                     f"{python_start_ms('import socket, json'):.0f} ms"))
         status = json.loads(tsm(env, "status", "-f", "json")[1])
         pid = status["daemon"]["pid"]
         workers = sum(rss_mb(w["pid"]) for w in status["embedder"]["workers"]
@@ -206,11 +218,7 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "tsm", "stop"], env=env, capture_output=True)
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    print(f"\n### daemon latency, {args.chunks:,} chunks ({os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f})\n")
-    print("| measure | value |\n|---|---|")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
+    print_table(f"daemon latency, {args.chunks:,} chunks", rows)
     return 0
 
 

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from daemon_latency import CHUNKS_PER_NOTE, COMMAND, fill_random_vectors, generate, pct  # noqa: E402
+from daemon_latency import (  # noqa: E402
+    CHUNKS_PER_NOTE,
+    COMMAND,
+    fill_random_vectors,
+    generate,
+    pct,
+    print_table,
+    python_start_ms,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOK = ROOT / "plugin" / "hooks" / "user_prompt_submit.py"
@@ -80,21 +87,12 @@ def main() -> int:
             injected += bool(out.strip())
         rows.append((f"hook end to end p50 / p95 ({args.runs} runs, {injected} injected)",
                      f"{pct(times, 50):.0f} / {pct(times, 95):.0f} ms"))
-        bare = []
-        for _ in range(10):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            bare.append((time.perf_counter() - started) * 1000)
         rows.append(("bare `python -c pass` median (interpreter start)",
-                     f"{statistics.median(bare):.0f} ms"))
+                     f"{python_start_ms('pass'):.0f} ms"))
     finally:
         subprocess.run([*COMMAND, "stop"], env=env, capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
-    print(f"\n### hook latency, {args.notes:,} notes ({os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f})\n")
-    print("| measure | value |\n|---|---|")
-    for name, value in rows:
-        print(f"| {name} | {value} |")
+    print_table(f"hook latency, {args.notes:,} notes", rows)
     return 0
 
 
