@@ -9,7 +9,10 @@ from __future__ import annotations
 import numbers
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # the prompt hook imports this on every prompt: no typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_SNIPPET_BUDGET = 1000
 # The CLI's snippets are at most 200 characters; a result without one is previewed the same way.
@@ -18,7 +21,9 @@ FALLBACK_CATEGORY = "unknown"
 
 # Everything XML 1.0 forbids (C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF):
 # one stray byte of a pasted log must not make the whole block unparsable.
-_ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Written as the set itself: its complement over all of Unicode took 5.7 ms to compile, on
+# every prompt.
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def strip_illegal(text: str) -> str:
