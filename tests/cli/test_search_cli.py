@@ -181,3 +181,16 @@ def test_changed_file_is_flagged_stale(indexed: Path, tsm: Any) -> None:
     hit = next(h for h in data["results"] if h["source"]["path"] == "notes/shell-setup.md")
     assert hit["source"]["stale"] is True
     assert any("changed since" in w for w in data["warnings"])
+
+
+def test_a_removed_working_directory_is_a_user_error(tmp_path: Path) -> None:
+    """No traceback, no "unexpected error": the one-line message of the contract."""
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"cd {gone} && rmdir {gone} && exec {sys.executable} -m tsm search git -f json"
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith('{"error": "the current directory no longer exists')

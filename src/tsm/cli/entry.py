@@ -40,7 +40,10 @@ def forward(argv: list[str]) -> int | None:
         return None
     from .. import locate
 
-    cwd = os.getcwd()
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed: let the full CLI say so
+        return None
     root = locate.index_root(cwd, os.environ)
     sock_path = os.path.join(locate.state_dir(root, os.environ), locate.SOCKET_NAME)
     if not os.path.exists(sock_path):

@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     fmt = "json" if _wants_json(argv) else ("human" if sys.stdout.isatty() else "json")
     try:
+        _check_working_directory()
         parser = build_parser()
         args = parser.parse_args(argv)
         if not args.command:
@@ -98,6 +99,14 @@ def run_forwarded(parse: Callable[[list[str]], argparse.Namespace], argv: list[s
         return "", error_text(error, fmt) + "\n", error.exit_code
     except SystemExit:  # --help or --version slipped through: let the full CLI print them
         return None
+
+
+def _check_working_directory() -> None:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UserError("the current directory no longer exists",
+                        "cd to an existing directory") from None
 
 
 def _wants_json(argv: list[str]) -> bool:
