@@ -83,6 +83,35 @@ def main() -> None:
         for label, values in spent.items():
             print(f"| of which {label} | {p50(values):.2f} |")
         print(f"| **the features together, per search (filtered)** | {p50(per_search):.1f} |")
+        count_by_map, count_by_join = total_matches_cost(backend)
+        print(f"| `total_matches` of an unfiltered search: rowids + chunk map / SQL join | "
+              f"{count_by_map:.1f} / {count_by_join:.1f} |")
+
+
+def total_matches_cost(backend: LocalBackend) -> tuple[float, float]:
+    """p50 ms of counting the documents behind each query's keyword matches, both ways."""
+    from tsm.search.chunkmap import chunk_documents
+    from tsm.search.fts import match_expression
+    from tsm.text.tokenizer import get_tokenizer
+
+    conn, key = backend.conn(), str(backend.settings.db_path)
+    chunk_documents(conn, key)  # loaded once per process, as in the daemon
+    by_map, by_join = [], []
+    for q in QUERIES:
+        expression = match_expression(get_tokenizer().query_terms(q))
+        started = time.perf_counter()
+        mapped = chunk_documents(conn, key).count_documents(
+            r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                       (expression,)))
+        by_map.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        joined = conn.execute(
+            """SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f
+               JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?""",
+            (expression,)).fetchone()[0]
+        by_join.append((time.perf_counter() - started) * 1000)
+        assert mapped == joined, (q, mapped, joined)
+    return p50(by_map), p50(by_join)
 
 
 def _timed(fn, into: list[float]):  # type: ignore[no-untyped-def]

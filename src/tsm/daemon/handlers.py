@@ -255,6 +255,7 @@ class Handlers:
         if settings_fingerprint(settings) != self.fingerprint:
             self._exit_if_config_changed()
             return None
+
         def parse(words: list[str]) -> Any:
             with self._parser_lock:  # argparse does not promise thread safety
                 if self._parser is None:
