@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tsm.backend import LocalBackend  # noqa: E402
 from tsm.config import load  # noqa: E402
-from tsm.embed import get_embedder  # noqa: E402
+from tsm.embed import embed_queries, get_embedder  # noqa: E402
 from tsm.indexing import embed_pending, index_paths  # noqa: E402
 from tsm.search.engine import SearchContext, search  # noqa: E402
 from tsm.search.query import build_query  # noqa: E402
@@ -123,10 +123,9 @@ class QueryVectors:
                 if row:
                     self._vectors[text] = np.frombuffer(row[0], dtype=np.float32)
             todo = [t for t in key if t not in self._vectors]
-            batch = getattr(embedder, "embed_queries", None)
             for start in range(0, len(todo), 64):
                 part = todo[start:start + 64]
-                rows = batch(part) if batch else [embedder.embed_query(t) for t in part]
+                rows = embed_queries(embedder, part)
                 for text, vec in zip(part, rows, strict=True):
                     self._vectors[text] = np.asarray(vec, dtype=np.float32)
                     cache.execute("INSERT OR REPLACE INTO queries VALUES (?, ?, ?)",

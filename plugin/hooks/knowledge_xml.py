@@ -139,10 +139,15 @@ def _related_paths(related: object) -> list[str]:
 
 def result_score(result: Mapping[str, Any]) -> float:
     """The result's score as a float; a missing or non-numeric score counts as 0."""
-    score = result.get("score")
-    if isinstance(score, numbers.Real) and not isinstance(score, bool):
-        return float(score)
-    return 0.0
+    score = number(result.get("score"))
+    return 0.0 if score is None else score
+
+
+def number(value: object) -> float | None:
+    """A JSON number as a float; None for anything else (booleans included)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 def _text(value: object) -> str:

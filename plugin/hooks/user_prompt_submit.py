@@ -23,7 +23,12 @@ from _common import (  # noqa: E402 - the path above makes the hook runnable as 
     run_hook,
     run_tsm,
 )
-from knowledge_xml import render_knowledge_search, result_score, snippet_budget  # noqa: E402
+from knowledge_xml import (  # noqa: E402
+    number,
+    render_knowledge_search,
+    result_score,
+    snippet_budget,
+)
 
 HOOK_NAME = "user_prompt_submit"
 MIN_PROMPT_CHARS = 3
@@ -111,14 +116,9 @@ def is_relevant(result: Mapping[str, object], min_relevance: float, min_coverage
     breakdown = result.get("score_breakdown")
     if not isinstance(breakdown, dict):
         return False
-    relevance, coverage = _number(breakdown.get("relevance")), _number(breakdown.get("coverage"))
+    relevance, coverage = number(breakdown.get("relevance")), number(breakdown.get("coverage"))
     return (relevance is not None and relevance >= min_relevance) or \
         (coverage is not None and coverage >= min_coverage)
-
-
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
 
 
 def handle(data: HookInput, workspace: Workspace) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .locate import SOCKET_NAME
+
 IGNORE_FILE = ".tsmignore"
 # Never indexed, whatever .tsmignore says: tool state and VCS internals.
 ALWAYS_IGNORED = (".tsm/", ".git/", ".hg/", ".svn/", ".obsidian/", ".trash/", "node_modules/",
@@ -23,7 +25,7 @@ class StatePaths:
 
     @property
     def socket(self) -> Path:
-        return self.root / "tsmd.sock"
+        return self.root / SOCKET_NAME
 
     @property
     def pid(self) -> Path:

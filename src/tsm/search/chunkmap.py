@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..store import vectors
+from ..store.connect import read_snapshot
 
 NO_DOCUMENT = -1
 
@@ -41,18 +42,12 @@ def chunk_documents(conn: sqlite3.Connection, db_key: str) -> ChunkDocuments:
         cached = _cache.get(db_key)
         if cached is not None and cached.stamp == vectors.change_seq(conn):
             return cached
-        own = not conn.in_transaction
-        if own:
-            conn.execute("BEGIN")  # the log and the chunks from one snapshot
-        try:
+        with read_snapshot(conn):  # the log and the chunks it names
             changes = vectors.changes_since(conn, cached.stamp) if cached is not None else None
             if cached is None or changes is None:
                 fresh = _loaded(conn)
             else:
                 fresh = _patched(conn, cached, *changes)
-        finally:
-            if own:
-                conn.execute("COMMIT")
         _cache[db_key] = fresh
         return fresh
 

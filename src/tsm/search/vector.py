@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..store import vectors
+from ..store.connect import read_snapshot
 
 if TYPE_CHECKING:
     import numpy as np
@@ -116,16 +117,10 @@ def load_index(conn: sqlite3.Connection, db_key: str, model: str) -> VectorIndex
         cached = _cache.get((db_key, model))
         if cached is not None and cached.stamp == vectors.change_seq(conn):
             return cached
-        own = not conn.in_transaction
-        if own:
-            conn.execute("BEGIN")  # one snapshot for the log and the rows it points at
-        try:
+        with read_snapshot(conn):  # the log and the rows it points at
             index = _refreshed(conn, model, cached) if cached is not None else None
             if index is None:
                 index = _loaded(conn, model)
-        finally:
-            if own:
-                conn.execute("COMMIT")
         _cache[(db_key, model)] = index
         return index
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import IndexCorrupt, UserError
@@ -45,3 +47,17 @@ class Transaction:
 
     def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+@contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Reads that must agree with each other (a change log and the rows it names): one read
+    transaction, unless the caller already holds one."""
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if own:
+            conn.execute("COMMIT")
