@@ -62,6 +62,28 @@ def test_ignored_files_and_folders_moved_in_and_out(daemon: Harness) -> None:
     wait_for(lambda: "archive/a.md" not in paths(daemon), DEADLINE, "a deleted folder")
 
 
+def test_changes_made_while_the_daemon_was_stopped_are_caught_up(harness: Harness) -> None:
+    """No event reports them: one scan after the watches exist does, without `tsm index`."""
+    (harness.root / "notes" / "offline.md").write_text("# Offline\n\nnarwhalbatross\n",
+                                                      encoding="utf-8")
+    (harness.root / "notes" / "reading-list.txt").unlink()
+    harness.start()
+    wait_for(lambda: "notes/offline.md" in paths(harness), DEADLINE, "the offline edit")
+    assert "notes/reading-list.txt" not in paths(harness)
+    wait_for(lambda: harness.status()["watcher"]["caught_up"], DEADLINE, "the catch-up")
+
+
+def test_a_daemon_on_a_folder_never_indexed_indexes_nothing() -> None:
+    h = Harness()  # the sample vault, not indexed
+    try:
+        h.start()
+        wait_for(lambda: h.status()["watcher"]["caught_up"], DEADLINE, "the catch-up")
+        h.cli("status", "-f", "json")  # a round trip after the scan would have run
+        assert paths(h) == set()
+    finally:
+        h.close()
+
+
 @pytest.mark.slow
 def test_a_burst_of_500_files_created_then_deleted(daemon: Harness) -> None:
     burst = daemon.root / "burst"

@@ -1,6 +1,10 @@
 """The file watcher: changes under the index root (watchfiles), debounced, become writer jobs
 that index exactly the changed paths. A job looks at the files as they are when it runs, so
-a burst of creations and deletions ends in the right state whatever order events arrive in."""
+a burst of creations and deletions ends in the right state whatever order events arrive in.
+
+Events before the watches exist are lost: files edited while the daemon was stopped, or in
+the moment it starts. So once watching, it catches up with one incremental scan, as
+`tsm index` would (a stat per unchanged file)."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from .writer import Writer
 log = logging.getLogger("tsm.daemon")
 DEBOUNCE_MS = 800  # group a burst (an editor's save, a git checkout) into one job
 STEP_MS = 150
+QUIET_MS = 1000  # watchfiles yields after this long without (even filtered) changes
 
 
 class Watcher:
@@ -37,6 +42,7 @@ class Watcher:
         self.batches = 0
         self.paths_seen = 0
         self.last_change: float | None = None
+        self.caught_up = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tsm-watcher", daemon=True)
         self._thread.start()
@@ -48,7 +54,7 @@ class Watcher:
     def status(self) -> dict[str, Any]:
         return {"state": self.state, "detail": self.detail, "root": str(self.root),
                 "batches": self.batches, "paths": self.paths_seen,
-                "last_change": self.last_change}
+                "last_change": self.last_change, "caught_up": self.caught_up}
 
     def _run(self) -> None:
         try:
@@ -60,18 +66,30 @@ class Watcher:
             self.state = "watching"
             for changes in watch(self.root, watch_filter=self._interesting,
                                  debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop,
-                                 yield_on_timeout=False, raise_interrupt=False,
-                                 ignore_permission_denied=True):
-                self._handle({Path(p) for _, p in changes})
+                                 rust_timeout=QUIET_MS, yield_on_timeout=True,
+                                 raise_interrupt=False, ignore_permission_denied=True):
+                self._watching()
+                if changes:
+                    self._handle({Path(p) for _, p in changes})
         except Exception as exc:  # e.g. inotify watch limit reached
             log.exception("file watcher stopped")
             self.state, self.detail = "failed", f"{type(exc).__name__}: {exc}"
             return
         self.state = "stopped"
 
+    def _watching(self) -> None:
+        """Called on any sign of life from watchfiles (a yield, a filtered event): the watches
+        exist, so catch up once with what happened before them. A quiet period cannot be
+        the sign: the daemon's own DB and log writes are events too, filtered out."""
+        if not self.caught_up:
+            self.caught_up = True
+            self.writer.submit("watch: catch-up scan", self._catch_up)
+            self.after_index()
+
     def _interesting(self, change: Any, path: str) -> bool:
         """Cheap pre-filter: drop ignored paths (the state dir above all, or every DB write
         would wake us). Paths without a suffix may be folders and are kept."""
+        self._watching()
         rel = self._rel(Path(path))
         if rel is None or rel == "":
             return False
@@ -108,6 +126,18 @@ class Watcher:
         log.info("watcher: %d changed paths", len(paths))
         self.writer.submit(f"watch: {len(paths)} paths", lambda conn: self._index(conn, paths))
         self.after_index()
+
+    def _catch_up(self, conn: sqlite3.Connection) -> None:
+        """What changed before the watches existed. Only for a root indexed before: a daemon
+        never turns a folder nobody indexed into an index."""
+        from ..indexing import index_paths
+
+        if conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+            return
+        report = index_paths(self.settings, conn)
+        if report.indexed or report.removed or report.renamed:
+            log.info("watcher: catch-up indexed %d, removed %d, renamed %d", report.indexed,
+                     report.removed, report.renamed)
 
     def _index(self, conn: sqlite3.Connection, paths: set[Path]) -> None:
         """Index what exists, drop what vanished, skip what was never indexed."""
