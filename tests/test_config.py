@@ -58,7 +58,7 @@ def test_defaults(ws: Workspace) -> None:
     settings = ws.load()
     assert settings.values == {s.key: s.default for s in SETTINGS}
     assert settings.get("search.top_k") == 10
-    assert settings.get("search.rrf_k") == 60
+    assert settings.get("search.rrf_k") == 1000
     assert settings.content_dirs == ()
     assert settings.session_dirs == ()
     assert settings.status_weights == {}

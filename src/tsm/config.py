@@ -32,7 +32,11 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("search.top_k", "TSM_TOP_K", int, 10, "Results returned by `search` without -k."),
-    Setting("search.rrf_k", "TSM_RRF_K", int, 60, "The k constant of Reciprocal Rank Fusion."),
+    Setting(
+        "search.rrf_k", "TSM_RRF_K", int, 1000,
+        "The k constant of Reciprocal Rank Fusion; at 1000 the score-scaled terms make fusion "
+        "a near-convex combination of normalised scores (measured better than 60).",
+    ),
     Setting(
         "search.candidates", "TSM_CANDIDATES", int, 100,
         "Candidates each signal contributes to fusion (at least 3 x top-k).",
@@ -45,9 +49,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search.keyword_parity", "TSM_KEYWORD_PARITY", float, 0.6,
         "Keyword evidence (IDF-weighted share of the query's indexed words in the best "
-        "keyword hit, damped by the share of the query the index knows) at which keyword "
-        "and vector rankings weigh the same in fusion; keywords weigh more above it and "
-        "fade below it (paraphrases, other languages).",
+        "keyword hit, damped by the share of the query the index knows) from which keywords "
+        "get their full weight in fusion; below it they fade (paraphrases, other languages).",
     ),
     Setting("embedding.batch_size", "TSM_EMBED_BATCH", int, 32, "Chunks embedded per batch."),
     Setting(

@@ -88,8 +88,9 @@ class Source:
 
 @dataclass(frozen=True)
 class ScoreBreakdown:
-    """Each signal's score-scaled RRF contribution (fuse.score_scaled_rrf; None when the signal
-    was not used) and the multipliers."""
+    """Each signal's score-scaled RRF contribution (fuse.score_scaled_rrf: at most the weight
+    the signal earned for this query; None when the signal was not used) and the
+    multipliers."""
 
     fts: float | None
     vector: float | None

@@ -6,14 +6,15 @@ import pytest
 
 from tsm.search.fuse import (
     DEFAULT_STATUS_WEIGHTS,
-    KEYWORD_WEIGHT_CAP,
     RECENCY_FLOOR,
+    TYPICAL_VECTOR_DROP,
     keyword_weight,
     recency,
     rrf,
     score_scaled_rrf,
     status_penalty,
     term_coverage,
+    vector_weight,
 )
 
 approx = pytest.approx
@@ -22,22 +23,26 @@ approx = pytest.approx
 @pytest.mark.parametrize(
     ("rank", "k", "weight", "expected"),
     [
-        (1, 60, 1.0, 1 / 61),
-        (2, 60, 1.0, 1 / 62),
-        (10, 60, 1.0, 1 / 70),
-        (100, 60, 1.0, 1 / 160),
+        (1, 60, 1.0, 61 / 61),
+        (2, 60, 1.0, 61 / 62),
+        (10, 60, 1.0, 61 / 70),
+        (100, 60, 1.0, 61 / 160),
         (1, 0, 1.0, 1.0),
-        (3, 10, 1.0, 1 / 13),
-        (1, 60, 2.0, 2 / 61),
-        (5, 60, 0.5, 0.5 / 65),
+        (3, 10, 1.0, 11 / 13),
+        (1, 60, 2.0, 2 * 61 / 61),
+        (5, 60, 0.5, 0.5 * 61 / 65),
+        (1, 1000, 1.0, 1.0),
+        (100, 1000, 1.0, 1001 / 1100),
     ],
 )
 def test_rrf_table(rank: int, k: int, weight: float, expected: float) -> None:
+    """weight / (k + rank), times k + 1 so that the first hit contributes its weight."""
     assert rrf(rank, k, weight) == approx(expected)
 
 
-def test_rrf_default_k_is_60() -> None:
-    assert rrf(1) == approx(1 / 61)
+def test_rrf_default_k_is_1000() -> None:
+    assert rrf(1) == approx(1.0)
+    assert rrf(2) == approx(1001 / 1002)
 
 
 def test_rrf_decreases_with_rank() -> None:
@@ -60,21 +65,21 @@ def test_fusion_hand_computed() -> None:
     # fts: A B C ; vector: C A D
     totals = fused({"fts": [1, 2, 3], "vector": [3, 1, 4]})
     assert totals == {
-        1: approx(1 / 61 + 1 / 62),  # 0.0325225
-        2: approx(1 / 62),
-        3: approx(1 / 63 + 1 / 61),  # 0.0322665
-        4: approx(1 / 63),
+        1: approx(61 / 61 + 61 / 62),  # 1.9838710
+        2: approx(61 / 62),
+        3: approx(61 / 63 + 61 / 61),  # 1.9682540
+        4: approx(61 / 63),
     }
-    assert totals[1] == approx(0.0325224749)
-    assert totals[3] == approx(0.0322664585)
+    assert totals[1] == approx(1.9838709677)
+    assert totals[3] == approx(1.9682539683)
     assert sorted(totals, key=totals.__getitem__, reverse=True) == [1, 3, 2, 4]
 
 
 def test_weighted_fusion_hand_computed() -> None:
     # A keyword ranking trusted 3x: its first item wins even though the vector puts it second.
     totals = fused({"fts": [1, 2], "vector": [2, 1]}, weights={"fts": 3.0})
-    assert totals[1] == approx(3 / 61 + 1 / 62)  # 0.0653117
-    assert totals[2] == approx(3 / 62 + 1 / 61)  # 0.0647858
+    assert totals[1] == approx(61 * (3 / 61 + 1 / 62))  # 3.9838710
+    assert totals[2] == approx(61 * (3 / 62 + 1 / 61))  # 3.9516129
     assert totals[1] > totals[2]
     # Weighted down to 0.125 the same ranking loses.
     totals = fused({"fts": [1, 2], "vector": [2, 1]}, weights={"fts": 0.125})
@@ -84,6 +89,17 @@ def test_weighted_fusion_hand_computed() -> None:
 def test_rrf_with_weight_one_equals_unweighted() -> None:
     assert fused({"a": [1, 2]}, weights={"a": 1.0}) == fused({"a": [1, 2]})
     assert fused({"a": [7], "b": [7]}, k=0, weights={"a": 0.5}) == {7: approx(1.5)}
+
+
+def test_rrf_scaling_keeps_the_order_of_plain_rrf() -> None:
+    """Multiplying every term by k + 1 changes no ranking."""
+    rankings = {"fts": [1, 2, 3, 4, 5], "vector": [5, 3, 6, 1, 7]}
+    totals = fused(rankings, k=60, weights={"fts": 0.4})
+    plain: dict[int, float] = {}
+    for signal, items in rankings.items():
+        for rank, item in enumerate(items, start=1):
+            plain[item] = plain.get(item, 0.0) + (0.4 if signal == "fts" else 1.0) / (60 + rank)
+    assert sorted(totals, key=totals.__getitem__) == sorted(plain, key=plain.__getitem__)
 
 
 # --- recency -------------------------------------------------------------------------------
@@ -192,16 +208,45 @@ def test_term_coverage(matched: float, query: float, expected: float) -> None:
     ("coverage", "parity", "expected"),
     [
         (0.6, 0.6, 1.0),
-        (0.3, 0.6, 0.125),
+        (0.3, 0.6, 0.25),
+        (0.45, 0.6, 0.5625),
         (0.0, 0.6, 0.0),
         (-0.5, 0.6, 0.0),
-        (0.9, 0.6, 1.5 ** 3),
-        (1.0, 0.5, KEYWORD_WEIGHT_CAP),  # 8 capped at 4
+        (0.9, 0.6, 1.0),  # keywords never weigh more than parity
+        (1.0, 0.5, 1.0),
         (0.5, 0.0, 1.0),  # parity off
     ],
 )
 def test_keyword_weight(coverage: float, parity: float, expected: float) -> None:
     assert keyword_weight(coverage, parity) == approx(expected)
+
+
+def cosines(top: float, tenth: float) -> list[float]:
+    """A ranking of twelve cosines falling evenly from `top` to `tenth`, then below."""
+    step = (top - tenth) / 9
+    return [top - i * step for i in range(10)] + [tenth - 0.01, tenth - 0.02]
+
+
+@pytest.mark.parametrize(
+    ("top", "tenth", "floor", "expected"),
+    [
+        (0.90, 0.87, 0.80, 0.3 / TYPICAL_VECTOR_DROP),  # a typical drop: weight 1
+        (0.90, 0.84, 0.80, 0.6 / TYPICAL_VECTOR_DROP),  # a clear winner
+        (0.90, 0.89, 0.80, 0.1 / TYPICAL_VECTOR_DROP),  # a flat run of look-alikes
+        (0.90, 0.75, 0.80, 1.0 / TYPICAL_VECTOR_DROP),  # drop capped at 1
+    ],
+)
+def test_vector_weight_from_the_drop(top: float, tenth: float, floor: float,
+                                     expected: float) -> None:
+    assert vector_weight(cosines(top, tenth), floor) == approx(expected)
+
+
+def test_vector_weight_is_neutral_without_evidence() -> None:
+    assert TYPICAL_VECTOR_DROP == 0.3
+    assert vector_weight(cosines(0.9, 0.87), None) == 1.0  # no background level
+    assert vector_weight([0.9, 0.8, 0.7], 0.5) == 1.0  # fewer than ten documents
+    assert vector_weight([0.5] * 12, 0.6) == 1.0  # the top is below the background
+    assert vector_weight([0.7] * 12, 0.6) == approx(0.1 / TYPICAL_VECTOR_DROP)  # ten tied
 
 
 # --- score-scaled RRF -----------------------------------------------------------------------
@@ -210,13 +255,13 @@ def test_keyword_weight(coverage: float, parity: float, expected: float) -> None
 def test_score_scaled_rrf_hand_computed_bm25() -> None:
     """Floor 0: each term is the RRF term times score / top score."""
     terms = score_scaled_rrf([10.0, 5.0, 2.5], k=60, weight=2.0, floor=0.0)
-    assert terms == approx([2 / 61, 2 / 62 * 0.5, 2 / 63 * 0.25])
+    assert terms == approx([2.0, 2 * 61 / 62 * 0.5, 2 * 61 / 63 * 0.25])
 
 
 def test_score_scaled_rrf_with_a_background_floor() -> None:
     """Cosines 0.9, 0.85, 0.8 over a background of 0.8: scales 1, 0.5, 0."""
     terms = score_scaled_rrf([0.9, 0.85, 0.8], k=60, weight=1.0, floor=0.8)
-    assert terms == approx([1 / 61, 0.5 / 62, 0.0])
+    assert terms == approx([1.0, 0.5 * 61 / 62, 0.0])
 
 
 def test_score_scaled_rrf_min_max_without_a_floor() -> None:
@@ -230,7 +275,7 @@ def test_below_the_floor_counts_nothing() -> None:
 
 def test_tied_scores_are_plain_rrf() -> None:
     assert score_scaled_rrf([2.0, 2.0, 2.0], k=60, weight=1.0, floor=2.0) == \
-        approx([1 / 61, 1 / 62, 1 / 63])
+        approx([61 / 61, 61 / 62, 61 / 63])
 
 
 def test_a_later_hit_never_outweighs_an_earlier_one() -> None:

@@ -148,16 +148,18 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     vec_ranked = side.ranked if side else []
 
     coverage = TermCoverage(ctx.conn, terms)
-    fts_weight = 1.0
-    if mode == "hybrid" and fts_ranked and vec_ranked:
+    background = side.background if side else None
+    vec_scores = [s for _, _, s in vec_ranked]
+    fts_weight = vec_weight = 1.0
+    if mode == "hybrid" and fts_ranked and vec_ranked:  # each signal's trust in this query
         fts_weight = fuse.keyword_weight(
             coverage.keyword_evidence([c for c, _, _ in fts_ranked[:3]]),
             settings.get("search.keyword_parity"))
+        vec_weight = fuse.vector_weight(vec_scores, background)
     fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
     for (chunk_id, doc_id, _), term in zip(fts_ranked, fts_terms, strict=True):
         candidates.setdefault(doc_id, Candidate(doc_id)).fts = (chunk_id, term)
-    vec_terms = fuse.score_scaled_rrf([s for _, _, s in vec_ranked], k, 1.0,
-                                      floor=side.background if side else None)
+    vec_terms = fuse.score_scaled_rrf(vec_scores, k, vec_weight, floor=background)
     for (chunk_id, doc_id, similarity), term in zip(vec_ranked, vec_terms, strict=True):
         cand = candidates.setdefault(doc_id, Candidate(doc_id))
         cand.vector, cand.similarity = (chunk_id, term), similarity

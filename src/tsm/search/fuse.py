@@ -11,12 +11,14 @@ DEFAULT_STATUS_WEIGHTS: Mapping[str, float] = {
     "outdated": 0.6, "archived": 0.6, "stale": 0.6,
     "superseded": 0.5, "deprecated": 0.5, "rejected": 0.5, "dropped": 0.5, "obsolete": 0.5,
 }
-RECENCY_FLOOR = 0.9  # on the RRF scale 0.9 moves a note a few ranks: decay reorders, never buries
+RECENCY_FLOOR = 0.9  # an old note keeps 90 % of its score: reorders close results, never buries
 
 
-def rrf(rank: int, k: int = 60, weight: float = 1.0) -> float:
-    """Reciprocal Rank Fusion term for a 1-based rank (Cormack, Clarke & Büttcher, SIGIR 2009)."""
-    return weight / (k + rank)
+def rrf(rank: int, k: int = 1000, weight: float = 1.0) -> float:
+    """Reciprocal Rank Fusion term for a 1-based rank (Cormack, Clarke & Büttcher, SIGIR 2009),
+    times k + 1 so that a signal's first hit contributes its weight whatever k is: scores stay
+    readable (the formatters print three decimals) and order exactly as weight / (k + rank)."""
+    return weight * (k + 1) / (k + rank)
 
 
 def score_scaled_rrf(scores: Sequence[float], k: int, weight: float, floor: float | None = None
@@ -31,7 +33,10 @@ def score_scaled_rrf(scores: Sequence[float], k: int, weight: float, floor: floa
     an unrelated item: 0 for BM25, the query's mean cosine over all chunks for vectors
     (cosines sit in a narrow band, and the mean does not depend on how deep the ranking
     goes); None uses the ranking's lowest score. The scale never rises down the ranking, so
-    a later hit never outweighs an earlier one (bench/results/fusion-tuning.md).
+    a later hit never outweighs an earlier one. With the default k = 1000 the rank term
+    varies by under 10 % over the first 100 hits, so the fusion is in effect a convex
+    combination of the normalised scores, which Bruch et al. found better than rank fusion
+    and which measured better than k = 60 on every dataset (bench/results/fusion-tuning.md).
     """
     if not scores:
         return []
@@ -60,25 +65,48 @@ def status_penalty(status: str | None, weights: Mapping[str, float] | None = Non
     return table.get(status.lower(), 1.0)
 
 
-KEYWORD_WEIGHT_POWER = 3.0  # how fast trust moves away from parity (tuned on jaquad/-para)
-KEYWORD_WEIGHT_CAP = 4.0
+KEYWORD_WEIGHT_POWER = 2.0  # how fast trust falls below parity
+VECTOR_DROP_DEPTH = 10
+TYPICAL_VECTOR_DROP = 0.3  # the median drop ratio on all five benchmark sets (0.25-0.37)
+MIN_VECTOR_DROP = 0.1
 
 
 def keyword_weight(evidence: float, parity: float) -> float:
-    """RRF weight of the keyword ranking relative to the vector ranking (weight 1), from the
-    keyword evidence of its best hit (coverage.TermCoverage.keyword_evidence): (evidence /
-    parity) ** 3, capped at 4.
+    """Weight of the keyword ranking, from the keyword evidence of its best hit
+    (coverage.TermCoverage.keyword_evidence): (evidence / parity) ** 2, at most 1.
 
-    Rank fusion ignores score magnitudes (Bruch et al., "An Analysis of Fusion Functions for
-    Hybrid Retrieval", TOIS 2023), so a keyword ranking built on a few generic words would
-    count as much as one that matches the query's distinctive words. The evidence tells them
-    apart: questions that reuse a note's words score 0.5-1.0, paraphrases 0.15-0.5, queries
-    in the other language almost nothing unless the words they share (acronyms, names) are
-    all found.
+    Rank and score fusion alike ignore whether the keywords matched the query's point
+    (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS 2023), so a
+    keyword ranking built on a few generic words would count as much as one that matches the
+    query's distinctive words. The evidence tells them apart: questions that reuse a note's
+    words score 0.5-1.0, paraphrases 0.15-0.5, queries in the other language almost nothing
+    unless the words they share (acronyms, names) are all found. Full trust is the plain
+    equal-weight fusion; raising keywords above it lost on SciFact and Cranfield and gained
+    nothing measurable on JaQuAD (bench/results/fusion-tuning.md).
     """
     if parity <= 0:
         return 1.0
-    return min(KEYWORD_WEIGHT_CAP, (max(evidence, 0.0) / parity) ** KEYWORD_WEIGHT_POWER)
+    return min(1.0, (max(evidence, 0.0) / parity) ** KEYWORD_WEIGHT_POWER)
+
+
+def vector_weight(scores: Sequence[float], floor: float | None) -> float:
+    """Weight of the vector ranking (best first, cosines), from how clearly its top stands
+    out: (top - 10th) / (top - floor), `floor` being the query's mean cosine, relative to the
+    typical drop of 0.3.
+
+    A query the model understands pulls a few documents well above the rest; one it does
+    not leaves a flat run of look-alikes, and then the keywords should decide. The drop is a
+    score-based query-performance predictor in the spirit of Zhou & Croft's weighted
+    information gain (SIGIR 2007): on every benchmark set it rank-correlates with the
+    vector ranking's nDCG@10 (Spearman 0.26-0.67) and against keywords beating vectors.
+    With fewer than ten documents ranked there is no such evidence and the weight is 1. The
+    drop counts as at least 0.1 (observed: 0.08-0.75): near-duplicates, such as ten notes
+    from one template, tie at the top, yet the vectors still know they beat the rest.
+    """
+    if floor is None or len(scores) < VECTOR_DROP_DEPTH or scores[0] <= floor:
+        return 1.0
+    drop = (scores[0] - scores[VECTOR_DROP_DEPTH - 1]) / (scores[0] - floor)
+    return min(max(drop, MIN_VECTOR_DROP), 1.0) / TYPICAL_VECTOR_DROP
 
 
 def term_coverage(matched_idf: float, query_idf: float) -> float:
