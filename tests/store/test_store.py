@@ -334,6 +334,22 @@ def test_load_matrix_empty_and_other_model(db: sqlite3.Connection) -> None:
     assert vectors.load_matrix(db, "fake-8")[2].shape == (1, 8)
 
 
+def test_changed_rows_are_looked_up_by_chunk_id(db: sqlite3.Connection) -> None:
+    """A searcher patches its matrix with the rows of a few dozen changed chunks; a plan
+    that scans every vector of the model instead took 0.9 s at 100k chunks."""
+    embedder = FakeEmbedder(dim=8)
+    add(db, "a.md", [f"chunk {i}" for i in range(60)])
+    embed_pending(db, embedder)
+    ids = [r[0] for r in db.execute("SELECT id FROM chunks ORDER BY id")][10:50]
+    plan = [row[3] for row in db.execute("EXPLAIN QUERY PLAN " + vectors._changed_rows_sql(
+        len(ids)), (embedder.name, *ids))]
+    assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan
+    found, _, matrix = vectors.load_matrix(db, embedder.name, ids)
+    assert found.tolist() == ids
+    whole_ids, _, whole = vectors.load_matrix(db, embedder.name)
+    np.testing.assert_array_equal(matrix, whole[np.isin(whole_ids, ids)])
+
+
 def test_drop_model(db: sqlite3.Connection) -> None:
     add(db, "a.md", ["deer"])
     embed_pending(db, FakeEmbedder(dim=8))

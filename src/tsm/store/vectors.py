@@ -71,23 +71,33 @@ def drop_model(conn: sqlite3.Connection, model: str | None = None) -> None:
         conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
 
 
+_MATRIX_ROWS = """SELECT c.id, c.document_id, e.vector FROM chunks c
+                  JOIN embeddings e ON e.model = ? AND e.embed_hash = c.embed_hash"""
+
+
+def _changed_rows_sql(count: int) -> str:
+    """The rows of `count` chunk ids. CROSS JOIN makes SQLite look the few chunks up first:
+    left to choose, from a few dozen ids on it scans every vector of the model instead
+    (0.9 s for 32 ids at 100k chunks, against 10 ms for 500 this way)."""
+    return f"""SELECT c.id, c.document_id, e.vector FROM chunks c
+               CROSS JOIN embeddings e ON e.model = ? AND e.embed_hash = c.embed_hash
+               WHERE c.id IN ({','.join('?' * count)})"""
+
+
 def load_matrix(conn: sqlite3.Connection, model: str, chunk_ids: Sequence[int] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunk ids, document ids, float32 matrix) of every chunk that has a vector, or of
     those among `chunk_ids`."""
     import numpy as np
 
-    sql = """SELECT c.id, c.document_id, e.vector FROM chunks c
-             JOIN embeddings e ON e.model = ? AND e.embed_hash = c.embed_hash"""
     if chunk_ids is None:
-        rows = conn.execute(sql + " ORDER BY c.id", (model,)).fetchall()
+        rows = conn.execute(f"{_MATRIX_ROWS} ORDER BY c.id", (model,)).fetchall()
     else:
         rows = []
         ids = sorted(set(chunk_ids))
         for start in range(0, len(ids), 500):
             part = ids[start:start + 500]
-            rows += conn.execute(sql + f" WHERE c.id IN ({','.join('?' * len(part))})",
-                                 (model, *part)).fetchall()
+            rows += conn.execute(_changed_rows_sql(len(part)), (model, *part)).fetchall()
     if not rows:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
     found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
