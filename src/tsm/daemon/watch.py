@@ -42,7 +42,8 @@ class Watcher:
         self.batches = 0
         self.paths_seen = 0
         self.last_change: float | None = None
-        self.caught_up = False
+        self.caught_up = False  # the catch-up scan has run
+        self._catch_up_queued = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tsm-watcher", daemon=True)
         self._thread.start()
@@ -81,8 +82,8 @@ class Watcher:
         """Called on any sign of life from watchfiles (a yield, a filtered event): the watches
         exist, so catch up once with what happened before them. A quiet period cannot be
         the sign: the daemon's own DB and log writes are events too, filtered out."""
-        if not self.caught_up:
-            self.caught_up = True
+        if not self._catch_up_queued:
+            self._catch_up_queued = True
             self.writer.submit("watch: catch-up scan", self._catch_up)
             self.after_index()
 
@@ -132,12 +133,15 @@ class Watcher:
         never turns a folder nobody indexed into an index."""
         from ..indexing import index_paths
 
-        if conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
-            return
-        report = index_paths(self.settings, conn)
-        if report.indexed or report.removed or report.renamed:
-            log.info("watcher: catch-up indexed %d, removed %d, renamed %d", report.indexed,
-                     report.removed, report.renamed)
+        try:
+            if conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+                return
+            report = index_paths(self.settings, conn)
+            if report.indexed or report.removed or report.renamed:
+                log.info("watcher: catch-up indexed %d, removed %d, renamed %d",
+                         report.indexed, report.removed, report.renamed)
+        finally:
+            self.caught_up = True
 
     def _index(self, conn: sqlite3.Connection, paths: set[Path]) -> None:
         """Index what exists, drop what vanished, skip what was never indexed."""
