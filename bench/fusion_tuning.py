@@ -110,9 +110,12 @@ def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
 
 
 def drop(row: Row) -> float:
-    """The vector ranking's drop ratio (top - 10th) / (top - mean cosine)."""
-    scores = row["vec_scores"]
-    return (scores[0] - scores[9]) / (scores[0] - row["vec_mean"])
+    """The vector ranking's drop ratio (top - 10th) / (top - mean cosine), unclamped."""
+    from tsm.search.fuse import vector_drop
+
+    value = vector_drop(row["vec_scores"], row["vec_mean"])
+    assert value is not None, "collected rankings are 300 deep"
+    return value
 
 
 def engine(row: Row, k: int = 1000, parity: float = 0.6, power: float = 2.0, cap: float = 1.0,
@@ -120,9 +123,9 @@ def engine(row: Row, k: int = 1000, parity: float = 0.6, power: float = 2.0, cap
     """The shipped fusion (keyword_weight, vector_weight, k = 1000) with one knob moved."""
     from tsm.search import fuse as f
 
-    keyword = min(cap, (max(row["evidence"], 0.0) / parity) ** power)
-    if (power, cap) == (f.KEYWORD_WEIGHT_POWER, 1.0):
-        keyword = f.keyword_weight(row["evidence"], parity)
+    keyword = f.keyword_weight(row["evidence"], parity) \
+        if (power, cap) == (f.KEYWORD_WEIGHT_POWER, 1.0) \
+        else min(cap, (max(row["evidence"], 0.0) / parity) ** power)
     vector = 1.0
     if typical_drop is not None:
         vector = f.vector_weight(row["vec_scores"], row["vec_mean"])

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tsm.daemon")
 READ_POOL_SIZE = 8
-WARM_UP_QUERY = "warm up 検索"  # a Japanese word too, so the morphological analyser loads
 SEARCH_FLAGS = {"text", "top_k", "mode", "fallback", "after", "before", "recent", "year",
                 "paths", "tags", "types", "include_content"}
 
@@ -116,6 +115,8 @@ class Handlers:
     def _warm_up(self) -> None:
         """One throw-away search, so the first real one finds the tokenizer's dictionary, the
         vector matrix and the generic requests' vectors (search/relevance.py) loaded."""
+        from ..search.query import WARM_UP_QUERY
+
         started = time.perf_counter()
         try:
             self._search({"text": WARM_UP_QUERY, "top_k": 1, "fallback": "fts-only"},

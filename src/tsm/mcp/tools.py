@@ -21,7 +21,6 @@ from ..search.query import TYPES
 from .excerpt import DEFAULT_MAX_CHARS, by_lines, section_lines, split_lines
 
 log = logging.getLogger("tsm.mcp")
-WARMUP_QUERY = "warm up 検索"  # a Japanese word too, so the morphological analyser loads
 T = TypeVar("T")
 
 
@@ -159,14 +158,14 @@ class Tools:
         return self._thread.submit(self._warm_up)
 
     def _warm_up(self) -> None:
-        from ..search.query import build_query
+        from ..search.query import WARM_UP_QUERY, build_query
 
         started = time.perf_counter()
         try:
             if not self.settings.db_path.exists():
                 log.warning("no index at %s yet; run `tsm index`", self.settings.db_path)
                 return
-            self.backend.search(build_query(WARMUP_QUERY, today=now().date(), top_k=1,
+            self.backend.search(build_query(WARM_UP_QUERY, today=now().date(), top_k=1,
                                             fallback="fts-only"))
         except Exception:  # warm-up is an optimisation: the real search reports errors
             log.warning("warm-up search failed", exc_info=True)

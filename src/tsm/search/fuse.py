@@ -103,10 +103,18 @@ def vector_weight(scores: Sequence[float], floor: float | None) -> float:
     drop counts as at least 0.1 (observed: 0.08-0.75): near-duplicates, such as ten notes
     from one template, tie at the top, yet the vectors still know they beat the rest.
     """
-    if floor is None or len(scores) < VECTOR_DROP_DEPTH or scores[0] <= floor:
+    drop = vector_drop(scores, floor)
+    if drop is None:
         return 1.0
-    drop = (scores[0] - scores[VECTOR_DROP_DEPTH - 1]) / (scores[0] - floor)
     return min(max(drop, MIN_VECTOR_DROP), 1.0) / TYPICAL_VECTOR_DROP
+
+
+def vector_drop(scores: Sequence[float], floor: float | None) -> float | None:
+    """(top - 10th) / (top - floor) of a ranking of cosines, best first; None with fewer than
+    ten, without a floor, or with the top at or below it."""
+    if floor is None or len(scores) < VECTOR_DROP_DEPTH or scores[0] <= floor:
+        return None
+    return (scores[0] - scores[VECTOR_DROP_DEPTH - 1]) / (scores[0] - floor)
 
 
 def term_coverage(matched_idf: float, query_idf: float) -> float:

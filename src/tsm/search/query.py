@@ -11,6 +11,9 @@ from ..errors import InvalidQuery
 from .dates import extract_dates, parse_date_flag, parse_recent
 
 MODES = ("hybrid", "fts", "vector")
+# A long-lived process (daemon, MCP server) runs this once at start, so its first real search
+# finds the model, tokenizer and vectors loaded; a Japanese word loads the analyser too.
+WARM_UP_QUERY = "warm up 検索"
 TYPES = ("markdown", "pdf", "text", "session")
 
 
