@@ -40,3 +40,27 @@ def test_plugin_skill_matches_root_skill() -> None:
     plugin = (Path(__file__).resolve().parent.parent / "plugin" / "skills" / "search" /
               "SKILL.md").read_text(encoding="utf-8")
     assert root.split("# Searching", 1)[1] == plugin.split("# Searching", 1)[1]
+
+
+def test_the_tsm_toml_scaffold_shows_the_real_defaults() -> None:
+    """`tsm init` writes a commented tsm.toml; a value it shows must be the default in force."""
+    from tsm.backend import TSM_TOML_SCAFFOLD
+
+    defaults = {s.key: s for s in SETTINGS}
+    section = ""
+    checked = []
+    for line in TSM_TOML_SCAFFOLD.splitlines():
+        if match := re.match(r"# \[+(\w+)\]+", line):
+            section = match.group(1)
+        elif (match := re.match(r"# (\w+) = ([\d.]+)", line)) and \
+                (setting := defaults.get(f"{section}.{match.group(1)}")):
+            assert setting.type(match.group(2)) == setting.default, setting.key
+            checked.append(setting.key)
+    assert "sessions.weight" in checked and len(checked) >= 4, checked
+
+
+def test_the_contracts_the_readme_cites_are_in_the_repository() -> None:
+    root = Path(__file__).resolve().parent.parent
+    for cited in re.findall(r"`(docs/[\w.-]+\.md)`", README):
+        assert (root / cited).is_file(), cited
+    assert "shared/specs" not in README

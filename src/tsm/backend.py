@@ -246,7 +246,7 @@ TSM_TOML_SCAFFOLD = """\
 
 # [sessions]
 # dirs = []           # folders of Claude Code transcripts (*.jsonl) to index
-# weight = 0.8
+# weight = 0.9        # score multiplier of sessions
 # half_life_days = 30
 
 # Folders with their own ranking; when any is declared, `tsm index` indexes only these.
