@@ -1,5 +1,9 @@
 """Shared fixtures: every test gets its own index root and state dir, the real CLI run as a
-subprocess, and a copy of the sample vault."""
+subprocess, and a copy of the sample vault (its tracked files only: see sample_vault.py).
+
+The sample vault is indexed with the real model once per session (`sample_index_template`):
+`indexed` gives a test its own copy to change, `indexed_read_only` shares one copy between
+the tests that only read it."""
 
 from __future__ import annotations
 
@@ -14,8 +18,10 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLE_VAULT = REPO / "examples" / "vault"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sample_vault import copy_tracked, fingerprint  # noqa: E402
+
 FIXED_NOW = "2026-03-20T12:00:00"
 
 
@@ -32,11 +38,17 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     yield
 
 
+def session_environ(base: Path) -> dict[str, str]:
+    """The environment `isolated_env` gives a test, for processes a session fixture starts."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TSM_")}
+    return env | {"TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "0", "TSM_NOW": FIXED_NOW,
+                  "XDG_CONFIG_HOME": str(base / "xdg")}
+
+
 @pytest.fixture
 def vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of examples/vault as the index root (TSM_INDEX_ROOT points at it)."""
-    root = tmp_path / "vault"
-    shutil.copytree(SAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".tsm"))
+    root = copy_tracked(tmp_path / "vault")
     monkeypatch.setenv("TSM_INDEX_ROOT", str(root))
     return root
 
@@ -74,9 +86,44 @@ def tsm(tmp_path: Path) -> Tsm:
     return run
 
 
+@pytest.fixture(scope="session")
+def sample_index_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample vault indexed once with the real default model; only ever copied from."""
+    base = tmp_path_factory.mktemp("sample-index")
+    root = copy_tracked(base / "vault")
+    proc = subprocess.run([sys.executable, "-m", "tsm", "index", "-f", "json"],
+                          env={**session_environ(base), "TSM_INDEX_ROOT": str(root)}, cwd=base,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return root
+
+
 @pytest.fixture
-def indexed(vault: Path, tsm: Tsm) -> Path:
-    """The sample vault indexed with the real default embedding model."""
-    result = tsm("index", "-f", "json")
-    assert result.code == 0, result.err
+def indexed(vault: Path, sample_index_template: Path) -> Path:
+    """The sample vault indexed with the real default embedding model, this test's own copy.
+
+    The copies of the notes keep their mtimes, so the copied index sees them as unchanged."""
+    shutil.copytree(sample_index_template / ".tsm", vault / ".tsm")
     return vault
+
+
+@pytest.fixture(scope="session")
+def shared_index_root(sample_index_template: Path,
+                      tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("shared-index") / "vault"
+    shutil.copytree(sample_index_template, root)
+    return root
+
+
+@pytest.fixture
+def indexed_read_only(shared_index_root: Path, sample_index_template: Path,
+                      monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The indexed sample vault shared by every test that only reads it (TSM_INDEX_ROOT
+    points at it). A test that changes a note or the index fails here: it needs `indexed`."""
+    before = fingerprint(shared_index_root)
+    monkeypatch.setenv("TSM_INDEX_ROOT", str(shared_index_root))
+    yield shared_index_root
+    if fingerprint(shared_index_root) != before:
+        shutil.rmtree(shared_index_root)  # the next tests get it as it was
+        shutil.copytree(sample_index_template, shared_index_root)
+        pytest.fail("this test changed the shared index: use the `indexed` fixture")

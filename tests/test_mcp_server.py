@@ -38,17 +38,16 @@ Session = Callable[[ClientSession], Awaitable[None]]
 
 # -- fixtures ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def index_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A copy of examples/vault indexed by `tsm index`; the environment every process gets."""
+def index_env(tmp_path_factory: pytest.TempPathFactory,
+              sample_index_template: Path) -> dict[str, str]:
+    """A copy of examples/vault indexed by `tsm index` (once per session, in conftest.py);
+    the environment every process gets."""
     base = tmp_path_factory.mktemp("mcp")
     root = base / "vault"
-    shutil.copytree(REPO / "examples" / "vault", root, ignore=shutil.ignore_patterns(".tsm"))
+    shutil.copytree(sample_index_template, root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
     env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "0",
             "TSM_NOW": FIXED_NOW, "XDG_CONFIG_HOME": str(base / "xdg")}
-    proc = subprocess.run([sys.executable, "-m", "tsm", "index", "-f", "json"], env=env,
-                          cwd=base, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
     return env
 
 

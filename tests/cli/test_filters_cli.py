@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sample_vault import copy_tracked
 
-SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "examples" / "vault"
 ALL = {"notes/git-install.md", "notes/shell-setup.md", "notes/reading-list.txt",
        "daily/2026-03-15.md", "research/lora-modules.md", "research/vhf-tracker.md",
        "research/git-admin-guide.pdf", "decisions/0001-use-sqlite.md"}
@@ -19,12 +19,10 @@ ALL = {"notes/git-install.md", "notes/shell-setup.md", "notes/reading-list.txt",
 @pytest.fixture(scope="module")
 def dated_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample vault indexed once, files without a written date given an old mtime."""
-    import shutil
     import subprocess
     import sys
 
-    root = tmp_path_factory.mktemp("dated") / "vault"
-    shutil.copytree(SAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".tsm"))
+    root = copy_tracked(tmp_path_factory.mktemp("dated") / "vault")
     (root / "notes" / "project.md").write_text("# Project alpha\n\nkickoff notes #proj/alpha\n")
     old = dt.datetime(2024, 5, 1).timestamp()
     for rel in ("notes/shell-setup.md", "notes/reading-list.txt", "research/git-admin-guide.pdf",

@@ -45,7 +45,7 @@ def paths(data: dict) -> list[str]:
     return [h["source"]["path"] for h in data["results"]]
 
 
-def test_kb_search_install_git_json(indexed: Path, tsm: Any) -> None:
+def test_kb_search_install_git_json(indexed_read_only: Path, tsm: Any) -> None:
     result = tsm("search", "install git", "--format", "json")
     assert result.code == 0, result.err
     data = result.json()
@@ -63,20 +63,20 @@ def test_kb_search_install_git_json(indexed: Path, tsm: Any) -> None:
 
 
 @pytest.mark.parametrize("mode_flag,mode", [("--fts-only", "fts"), ("--vec-only", "vector")])
-def test_single_signal_modes(indexed: Path, tsm: Any, mode_flag: str, mode: str) -> None:
+def test_single_signal_modes(indexed_read_only: Path, tsm: Any, mode_flag: str, mode: str) -> None:
     result = tsm("search", "install git", mode_flag, "-f", "json")
     assert result.code == 0, result.err
     check_contract(result.json(), mode)
 
 
 @pytest.mark.parametrize("word", ["狩猟", "免許", "捕獲", "報告", "アプリ", "捕獲報告アプリ"])
-def test_japanese_words_and_compound_parts(indexed: Path, tsm: Any, word: str) -> None:
+def test_japanese_words_and_compound_parts(indexed_read_only: Path, tsm: Any, word: str) -> None:
     result = tsm("search", word, "--fts-only", "-f", "json")
     assert result.code == 0, result.err
     assert paths(result.json())[0] == "daily/2026-03-15.md"
 
 
-def test_cross_lingual_query_finds_japanese_note(indexed: Path, tsm: Any) -> None:
+def test_cross_lingual_query_finds_japanese_note(indexed_read_only: Path, tsm: Any) -> None:
     result = tsm("search", "hunting license application", "--vec-only", "-k", "3", "-f", "json")
     assert result.code == 0, result.err
     assert "daily/2026-03-15.md" in paths(result.json())
@@ -84,14 +84,15 @@ def test_cross_lingual_query_finds_japanese_note(indexed: Path, tsm: Any) -> Non
 
 @pytest.mark.parametrize("query", ['"unbalanced', "git*", "-git", "git AND", "(git", "NEAR(",
                                    "title:git", "OR", "NOT git", "^git"])
-def test_fts_syntax_is_plain_text(indexed: Path, tsm: Any, query: str) -> None:
+def test_fts_syntax_is_plain_text(indexed_read_only: Path, tsm: Any, query: str) -> None:
     result = tsm("search", f"--query={query}", "--fts-only", "-f", "json")
     assert result.code == 0, result.err
     check_contract(result.json(), "fts")
     assert result.json()["query"] == query
 
 
-def test_punctuation_only_query_returns_nothing_with_warning(indexed: Path, tsm: Any) -> None:
+def test_punctuation_only_query_returns_nothing_with_warning(indexed_read_only: Path,
+                                                             tsm: Any) -> None:
     result = tsm("search", "?!…。", "--fts-only", "-f", "json")
     assert result.code == 0, result.err
     data = result.json()
@@ -99,7 +100,8 @@ def test_punctuation_only_query_returns_nothing_with_warning(indexed: Path, tsm:
 
 
 @pytest.mark.parametrize("args", [("search", ""), ("search",), ("search", "   ")])
-def test_empty_query_is_a_user_error(indexed: Path, tsm: Any, args: tuple[str, ...]) -> None:
+def test_empty_query_is_a_user_error(indexed_read_only: Path, tsm: Any,
+                                     args: tuple[str, ...]) -> None:
     result = tsm(*args, "-f", "json")
     assert result.code == 1
     assert result.error()["kind"] == "user_error"
@@ -112,7 +114,7 @@ def test_empty_query_is_a_user_error(indexed: Path, tsm: Any, args: tuple[str, .
     ("search", "git", "--path", "/etc"), ("search", "git", "--type", "docx"),
     ("search", "git", "--fts-only", "--vec-only"), ("search", "git", "-k", "0"),
 ])
-def test_bad_flags_exit_1(indexed: Path, tsm: Any, args: tuple[str, ...]) -> None:
+def test_bad_flags_exit_1(indexed_read_only: Path, tsm: Any, args: tuple[str, ...]) -> None:
     result = tsm(*args, "-f", "json")
     assert result.code == 1, (result.out, result.err)
     assert result.error()["kind"] == "user_error"
@@ -138,7 +140,7 @@ def test_corrupt_index_is_a_system_error(vault: Path, tsm: Any) -> None:
     assert "Traceback" not in human.err
 
 
-def test_human_format(indexed: Path, tsm: Any) -> None:
+def test_human_format(indexed_read_only: Path, tsm: Any) -> None:
     result = tsm("search", "install git", "-f", "human")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
@@ -147,20 +149,20 @@ def test_human_format(indexed: Path, tsm: Any) -> None:
     assert "notes/git-install.md" in result.out
 
 
-def test_text_is_an_alias_of_human(indexed: Path, tsm: Any) -> None:
+def test_text_is_an_alias_of_human(indexed_read_only: Path, tsm: Any) -> None:
     assert tsm("search", "git", "-f", "text").out == tsm("search", "git", "-f", "human").out
 
 
-def test_json_is_the_default_when_piped(indexed: Path, tsm: Any) -> None:
+def test_json_is_the_default_when_piped(indexed_read_only: Path, tsm: Any) -> None:
     check_contract(tsm("search", "git").json(), "hybrid")
 
 
-def test_query_flag_and_top_k(indexed: Path, tsm: Any) -> None:
+def test_query_flag_and_top_k(indexed_read_only: Path, tsm: Any) -> None:
     data = tsm("search", "-q", "git", "-k", "1").json()
     assert data["returned"] == 1 and data["total_matches"] >= 1
 
 
-def test_include_content(indexed: Path, tsm: Any) -> None:
+def test_include_content(indexed_read_only: Path, tsm: Any) -> None:
     data = tsm("search", "install git", "--include-content", "1").json()
     assert "content" in data["results"][0] and "content" not in data["results"][1]
     assert "sudo apt-get install git" in data["results"][0]["content"] or \

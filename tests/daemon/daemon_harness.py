@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE_VAULT = REPO / "examples" / "vault"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sample_vault import copy_tracked  # noqa: E402
 
 
 class Run:
@@ -56,7 +57,10 @@ class Harness:
     def __init__(self, template: Path | None = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="tsmd", dir="/tmp"))
         self.root = self.dir / "v"
-        shutil.copytree(template or SAMPLE_VAULT, self.root)
+        if template is None:
+            copy_tracked(self.root)  # the sample vault
+        else:
+            shutil.copytree(template, self.root)
         self.state = self.root / ".tsm"
         self.socket = self.state / "tsmd.sock"
         self.env = {**os.environ, "TSM_INDEX_ROOT": str(self.root), "TSM_AUTOSTART": "0"}
