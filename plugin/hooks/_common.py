@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -200,25 +202,77 @@ def log_failure(workspace: Workspace | None, hook: str, message: str) -> None:
     """Append one timestamped line to <state dir>/logs/hooks.log; never raise.
 
     Outside a configured workspace the line goes to stderr instead (Claude Code shows it only
-    in debug mode), because creating a state dir there would be the litter we avoid.
+    in debug mode), because creating a state dir there would be the litter we avoid. So it
+    does when the log cannot be written safely (see `_append_private`). Control characters
+    are escaped: the message quotes config values and filenames a repository chose.
     """
     from datetime import datetime
 
     stamp = datetime.now().astimezone().isoformat(timespec="seconds")
-    line = f"{stamp} {hook}: {' '.join(message.split())}\n"
+    line = f"{stamp} {hook}: {escape_controls(message)}\n"
     try:
         if workspace is None or not workspace.configured:
             sys.stderr.write(line)
             return
-        logs = workspace.state_dir / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        logs = _private_dir(_private_dir(workspace.state_dir) / "logs")
         path = logs / LOG_FILE
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            path.replace(path.with_name(LOG_FILE + ".1"))
-        with path.open("a", encoding="utf-8", errors="replace") as handle:
-            handle.write(line)
+        if os.path.lexists(path) and os.lstat(path).st_size > LOG_MAX_BYTES:
+            os.replace(path, logs / (LOG_FILE + ".1"))  # renames a link, never follows it
+        _append_private(path, line.encode("utf-8", errors="replace"))
     except Exception:  # noqa: BLE001 - a broken log must not break the user's prompt
+        try:
+            sys.stderr.write(line)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+# C0 and C1 controls, DEL, and the Unicode line separators (tsm's logfile.py does the same).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_controls(text: str) -> str:
+    """`text` on one line, every control character written out (`\\n`, `\\x1b`)."""
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group()) or _code(ord(m.group())), text)
+
+
+def _code(point: int) -> str:
+    return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}"
+
+
+def _private_dir(path: Path) -> Path:
+    """Create `path` 0700 or vet it: a real directory of ours, not a symlink (a cloned
+    repository can ship `.tsm/logs -> ~`); tightened to 0700 if an older tsm left it open.
+    Mirrors tsm's statedir.private_dir, which the hooks cannot import."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
         pass
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or \
+            info.st_uid != os.getuid():
+        raise OSError(f"refusing to write in {path}: a symlink, not a folder, or not yours")
+    if info.st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def _append_private(path: Path, data: bytes) -> None:
+    """Append to `path`, created 0600, never through a symlink (O_NOFOLLOW), a FIFO
+    (O_NONBLOCK fails at once) or a hard link to a file elsewhere."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_nlink > 1:
+            raise OSError(f"refusing to write {path}: not a regular file of ours")
+        if info.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
 
 
 def run_hook(name: str, handle: Callable[[HookInput, Workspace], str | None]) -> None:

@@ -38,8 +38,9 @@ def path_in_root(file_path: Path, root: Path) -> Path | None:
 
 
 def index_command(relative: Path) -> list[str]:
-    """The `tsm index` arguments for one file, given relative to the index root (the cwd)."""
-    return ["index", "-f", "json", str(relative)]
+    """The `tsm index` arguments for one file, given relative to the index root (the cwd).
+    The path comes after `--`: a note named `-h.md` or `--apply.md` is a file, not an option."""
+    return ["index", "-f", "json", "--", str(relative)]
 
 
 def handle(data: HookInput, workspace: Workspace) -> None:

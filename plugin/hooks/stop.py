@@ -25,8 +25,9 @@ INGEST_TIMEOUT_SECONDS = 120.0
 
 
 def ingest_command(transcript: Path) -> list[str]:
-    """The `tsm ingest-session` arguments for one transcript file."""
-    return ["ingest-session", "-f", "json", str(transcript)]
+    """The `tsm ingest-session` arguments for one transcript file, after `--` so that no
+    file name can pass for an option."""
+    return ["ingest-session", "-f", "json", "--", str(transcript)]
 
 
 def handle(data: HookInput, workspace: Workspace) -> None:

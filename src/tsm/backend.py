@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +19,7 @@ from .models import SearchResult
 
 if TYPE_CHECKING:
     from .search.query import Query
+from .statedir import open_private, private_dir
 from .store import migrations, vectors
 from .store.connect import open_db
 from .workspace import IGNORE_FILE
@@ -39,6 +41,9 @@ class LocalBackend:
     # -- plumbing -------------------------------------------------------------------------
     def conn(self, create: bool = False) -> sqlite3.Connection:
         if self._conn is None:
+            state = self.settings.state_dir
+            if create or os.path.lexists(state):  # ours: 0700, no symlink (statedir.py)
+                private_dir(state)
             self._conn = open_db(self.settings.db_path, create=create)
         return self._conn
 
@@ -85,7 +90,7 @@ class LocalBackend:
         created: list[str] = []
         kept: list[str] = []
         settings = self.settings
-        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(settings.state_dir)
         existed = settings.db_path.exists()
         self.conn(create=True)
         (kept if existed else created).append(str(settings.db_path))
@@ -94,7 +99,11 @@ class LocalBackend:
                 kept.append(str(path))
                 continue
             try:
-                with path.open("x", encoding="utf-8") as fh:  # "x": fail rather than overwrite
+                # O_EXCL: fail rather than overwrite (or follow a link); state files 0600
+                fd = (open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+                      if path.parent == settings.state_dir else
+                      os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(text)
                 created.append(str(path))
             except FileExistsError:

@@ -9,7 +9,8 @@ prints them.
     └── SystemFailure (exit 2, "system_error")
         ├── IndexCorrupt
         ├── EmbedderUnavailable
-        └── DaemonUnreachable
+        ├── DaemonUnreachable
+        └── UnsafePath
 """
 
 from __future__ import annotations
@@ -68,3 +69,7 @@ class EmbedderUnavailable(SystemFailure):
 
 class DaemonUnreachable(SystemFailure):
     """The daemon did not answer, even after a retry."""
+
+
+class UnsafePath(SystemFailure):
+    """A file or folder tsm would write is a symlink, another user's, or not a regular file."""

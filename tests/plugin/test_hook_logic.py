@@ -242,8 +242,9 @@ def test_path_in_root_sees_through_a_symlinked_root(tmp_path: Path) -> None:
 
 
 def test_index_and_ingest_command_lines() -> None:
-    assert index_command(Path("notes/a.md")) == ["index", "-f", "json", "notes/a.md"]
-    assert ingest_command(Path("/t/s.jsonl")) == ["ingest-session", "-f", "json", "/t/s.jsonl"]
+    assert index_command(Path("notes/a.md")) == ["index", "-f", "json", "--", "notes/a.md"]
+    assert ingest_command(Path("/t/s.jsonl")) == ["ingest-session", "-f", "json", "--",
+                                                  "/t/s.jsonl"]
 
 
 # --- workspace discovery (CONTRACT.md "Workspace and configuration") --------------------------
@@ -311,7 +312,7 @@ def test_log_lines_are_single_timestamped_lines(tmp_path: Path) -> None:
     assert len(lines) == 1
     stamp, hook, message = lines[0].split(" ", 2)
     assert stamp[:4].isdigit() and "T" in stamp
-    assert (hook, message) == ("stop:", "first second line")
+    assert (hook, message) == ("stop:", "first\\nsecond   line")  # escaped, not collapsed
 
 
 def test_the_log_rotates_instead_of_growing_forever(tmp_path: Path) -> None:

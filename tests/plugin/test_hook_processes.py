@@ -403,7 +403,7 @@ def test_an_edited_note_in_the_root_is_reindexed(
     )
     assert_failed_silently(run, state, "post_tool_use:", "`tsm index` exited with 1")
     called = json.loads(record.read_text())
-    assert called["argv"] == ["index", "-f", "json", os.path.join("notes", "a.md")]
+    assert called["argv"] == ["index", "-f", "json", "--", os.path.join("notes", "a.md")]
     assert Path(called["cwd"]).resolve() == vault.resolve()
 
 
@@ -515,7 +515,7 @@ def test_the_transcript_is_ingested(
     )
     assert_failed_silently(run, state, "stop:", "`tsm ingest-session` exited with 1")
     called = json.loads(record.read_text())
-    assert called["argv"] == ["ingest-session", "-f", "json", str(transcript)]
+    assert called["argv"] == ["ingest-session", "-f", "json", "--", str(transcript)]
     assert Path(called["cwd"]).resolve() == vault.resolve()
 
 

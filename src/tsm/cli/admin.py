@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ..errors import DaemonUnreachable
@@ -54,6 +55,8 @@ def run_status(args: argparse.Namespace) -> int:
         status["watcher"] = {"state": "off (no daemon)"}
         status["queue"] = {"writer_jobs": 0,
                            "chunks_without_vectors": status.get("chunks_without_vectors")}
+        if status["daemon"].get("warning"):  # another user's daemon on our socket
+            print(f"tsm: warning: {status['daemon']['warning']}", file=sys.stderr)
     emit(args, status, mapping(status))
     return 0
 

@@ -71,11 +71,14 @@ def _ask(sock_path: str, args: dict[str, object]) -> tuple[str, str, int] | None
     import socket
 
     from ..daemon import protocol
+    from ..daemon.peer import foreign_uid
 
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(CONNECT_TIMEOUT)
             sock.connect(sock_path)
+            if foreign_uid(sock) is not None:
+                return None  # another user's process: the full CLI says so and works alone
             protocol.send(sock, protocol.request("cli", args), timeout=CONNECT_TIMEOUT)
             reply = protocol.receive(sock, protocol.MAX_REPLY_BYTES, REPLY_TIMEOUT)
     except (OSError, protocol.ProtocolError, protocol.ConnectionClosed):

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from ..statedir import append_private, logs_dir, open_private, private_dir
 from ..workspace import StatePaths
 from . import protocol
+from .peer import foreign_uid
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -38,14 +40,24 @@ class Unavailable(Exception):
     """The daemon cannot serve this request; run it in-process instead."""
 
 
+class ForeignDaemon(Unavailable):
+    """The process on the socket runs as another user: never send it anything."""
+
+
 def connect(path: Path, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
+    """A connection to the daemon, once the kernel says it runs as this user."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(str(path))
+        uid = foreign_uid(sock)
     except OSError as exc:
         sock.close()
         raise Unavailable(f"cannot connect to {path}: {exc}") from None
+    if uid is not None:
+        sock.close()
+        raise ForeignDaemon(f"the daemon on {path} runs as uid {uid}, not as you "
+                            f"(uid {os.getuid()}); tsm ignores it and works in-process")
     return sock
 
 
@@ -140,6 +152,8 @@ def running_backend(settings: Settings, autostart: bool = False) -> DaemonBacken
         try:
             connect(backend.paths.socket).close()
             return backend
+        except ForeignDaemon:
+            return None  # another user's: neither use it nor start ours beside it
         except Unavailable:
             pass  # a stale socket: its daemon died
     if not autostart:
@@ -157,9 +171,8 @@ def ensure_started(settings: Settings, wait: float) -> bool:
     daemon's own instance lock (server.py) is the final guard against a second instance.
     """
     paths = StatePaths(settings.state_dir)
-    paths.root.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait
-    fd = os.open(paths.root / "tsmd.spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_private(private_dir(paths.root) / "tsmd.spawn.lock", os.O_RDWR | os.O_CREAT)
     try:
         while True:
             try:
@@ -194,10 +207,9 @@ def spawn(settings: Settings) -> int:
     """Start `python -m tsm daemon` detached: its own session (a hook's deadline kills the
     hook's process group, not the daemon), no inherited descriptors, output to the log dir."""
     paths = StatePaths(settings.state_dir)
-    paths.logs.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "TSM_INDEX_ROOT": str(settings.index_root),
            "TSM_STATE_DIR": str(settings.state_dir), "TSM_DB_PATH": str(settings.db_path)}
-    with open(paths.logs / "tsmd.stderr.log", "ab") as err:
+    with append_private(logs_dir(paths.root) / "tsmd.stderr.log") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tsm", "daemon"], stdin=subprocess.DEVNULL,
             stdout=err, stderr=err, close_fds=True, start_new_session=True, env=env,
@@ -211,7 +223,10 @@ def _lock_held(paths: StatePaths) -> bool:
     lock = paths.root / "tsmd.lock"
     if not lock.exists():
         return False
-    fd = os.open(lock, os.O_RDWR)
+    try:
+        fd = open_private(lock, os.O_RDWR)
+    except (OSError, errors.UnsafePath):
+        return False  # not a lock a daemon of ours could hold
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -233,8 +248,15 @@ def daemon_state(settings: Settings) -> dict[str, Any]:
     paths = StatePaths(settings.state_dir)
     pid = _read_pid(paths)
     base = {"pid": pid, "socket": str(paths.socket)}
-    if paths.socket.exists() and _answers(paths):
-        return base | {"state": "running"}
+    if paths.socket.exists():
+        try:
+            connect(paths.socket).close()
+        except ForeignDaemon as exc:
+            return base | {"state": "foreign", "warning": str(exc)}
+        except Unavailable:
+            pass
+        if _answers(paths):
+            return base | {"state": "running"}
     if _lock_held(paths):
         return base | {"state": "starting" if not paths.socket.exists() else "unresponsive"}
     if pid is not None or paths.socket.exists():
@@ -246,6 +268,8 @@ def stop(settings: Settings, timeout: float = 15.0) -> dict[str, Any]:
     """Ask the daemon to exit; SIGTERM, then SIGKILL, if it does not within `timeout`."""
     paths = StatePaths(settings.state_dir)
     before = daemon_state(settings)
+    if before["state"] == "foreign":  # not ours to stop, and its pid file not ours to trust
+        return {"stopped": False, "was": "foreign", "pid": None}
     if before["state"] in ("stopped", "stale"):
         if before["state"] == "stale":
             for path in (paths.socket, paths.pid):

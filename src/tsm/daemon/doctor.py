@@ -10,6 +10,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import TsmError
+from ..statedir import dir_problem
 
 Item = dict[str, Any]
 
@@ -87,6 +88,10 @@ def _daemon(daemon: dict[str, Any]) -> list[Item]:
     if state == "stale":
         return [item("process", "warn", f"stale pid file or socket (pid {daemon.get('pid')} "
                      "is not a running daemon)", "run `tsm start` (it cleans them up)")]
+    if state == "foreign":
+        return [item("process", "warn", str(daemon.get("warning")),
+                     "keep the state dir private to you (TSM_STATE_DIR); tsm works in-process "
+                     "meanwhile")]
     if state == "unresponsive":
         return [item("process", "error", f"pid {daemon.get('pid')} holds the lock but does not "
                      "answer", "run `tsm restart`")]
@@ -157,7 +162,11 @@ def _paths(settings: Settings) -> list[Item]:
                           "set TSM_INDEX_ROOT or run tsm inside your notes"))
     state = settings.state_dir
     probe = state if state.exists() else state.parent
-    if os.access(probe, os.W_OK):
+    unsafe = dir_problem(state)
+    if unsafe:
+        items.append(item("state dir", "error", f"{state}: {unsafe}",
+                          "remove it, or set TSM_STATE_DIR to a folder of your own"))
+    elif os.access(probe, os.W_OK):
         items.append(item("state dir", "ok", f"{state} is writable"))
     else:
         items.append(item("state dir", "error", f"{state} is not writable",

@@ -37,11 +37,16 @@ def reindex_local(settings: Settings, target: str, progress: Progress | None) ->
 def backup(db_path: Path) -> Path:
     """Copy the DB with SQLite's online backup API (consistent even mid-write) to
     <db>.bak-<timestamp>; a DB too damaged for that is copied byte for byte."""
+    from .. import statedir
+
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     target = db_path.with_name(f"{db_path.name}.bak-{stamp}")
+    for path in (db_path, target):  # a link planted under either name is refused
+        statedir.check_db_files(path)
     try:
         src = sqlite3.connect(db_path)
-        dst = sqlite3.connect(target)
+        with statedir.private_umask():  # born 0600, like the DB
+            dst = sqlite3.connect(target)
         try:
             src.backup(dst)
         finally:
@@ -51,7 +56,9 @@ def backup(db_path: Path) -> Path:
         import shutil
 
         target.unlink(missing_ok=True)
-        shutil.copy2(db_path, target)
+        with statedir.private_umask():
+            shutil.copyfile(db_path, target)
+    statedir.tighten_db_files(target)
     return target
 
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import fcntl
 import logging
-import logging.handlers
 import os
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
@@ -23,8 +21,11 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from ..config import Settings
+from ..logfile import private_log_handler
+from ..statedir import open_private, private_dir, private_umask, write_private
 from ..workspace import StatePaths
 from . import protocol
+from .peer import foreign_uid
 
 log = logging.getLogger("tsm.daemon")
 IDLE_CONNECTION_SECONDS = 60.0  # a client that sends nothing for this long is dropped
@@ -35,12 +36,8 @@ SWITCH_INTERVAL = 0.001  # seconds; Python's default is 0.005
 def setup_logging(state: StatePaths) -> IO[Any]:
     """Log to <state>/logs/tsmd.log (rotated at 5 MB, 3 kept); returns the open log stream,
     which also receives the embedding workers' stderr."""
-    state.logs.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(state.logs / "tsmd.log",
-                                                   maxBytes=5 * 1024 * 1024, backupCount=3,
-                                                   encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s "
-                                           "%(message)s"))
+    handler = private_log_handler(state.root, "tsmd.log",
+                                  "%(asctime)s %(levelname)s %(threadName)s %(message)s")
     root = logging.getLogger("tsm")
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
@@ -49,8 +46,7 @@ def setup_logging(state: StatePaths) -> IO[Any]:
 
 def acquire_lock(state: StatePaths) -> int | None:
     """The instance lock's fd, or None when another daemon holds it."""
-    state.root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(state.root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_private(private_dir(state.root) / LOCK_NAME, os.O_RDWR | os.O_CREAT)
     deadline = time.monotonic() + 2.0  # a client probing the lock holds it for microseconds
     while True:
         try:
@@ -75,16 +71,6 @@ def remove_stale(state: StatePaths) -> list[str]:
     return removed
 
 
-def peer_uid(conn: socket.socket) -> int | None:
-    """The connecting process's uid (Linux SO_PEERCRED); None where the OS has no such call,
-    in which case the socket's 0600 mode is the guard."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])
-
-
 class Server:
     """Accept loop and connection threads; `handlers` does the work."""
 
@@ -102,11 +88,8 @@ class Server:
     def bind(self) -> None:
         path = str(self.state.socket)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_umask = os.umask(0o177)  # the socket is born 0600: no window where others connect
-        try:
+        with private_umask():  # the socket is born 0700: no window where others connect
             listener.bind(path)
-        finally:
-            os.umask(old_umask)
         os.chmod(path, 0o600)
         listener.listen(256)
         listener.settimeout(0.5)
@@ -143,10 +126,10 @@ class Server:
     def _serve_connection(self, conn: socket.socket) -> None:
         with conn:
             try:
-                uid = peer_uid(conn)
+                uid = foreign_uid(conn)
             except OSError:
                 return
-            if uid is not None and uid != os.getuid():
+            if uid is not None:
                 log.warning("refused a connection from uid %s", uid)
                 _reply(conn, protocol.error("connections from other users are refused",
                                             kind="permission_denied"))
@@ -214,7 +197,7 @@ def run(settings: Settings, *, watch: bool = True) -> int:
     server = Server(settings, watch=watch)
     server.handlers.start(log_stream)
     server.bind()
-    state.pid.write_text(f"{os.getpid()}\n", encoding="ascii")
+    write_private(state.pid, f"{os.getpid()}\n".encode("ascii"))
     log.info("daemon %s listening on %s (index root %s)", os.getpid(), state.socket,
              settings.index_root)
 

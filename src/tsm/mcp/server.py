@@ -5,7 +5,6 @@ by `tsm mcp`, because the SDK alone takes ~0.6 s to import."""
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -19,7 +18,8 @@ from pydantic import Field
 
 from .. import __version__
 from ..config import Settings
-from ..errors import TsmError
+from ..errors import TsmError, UnsafePath
+from ..logfile import OneLineFormatter, private_log_handler
 from ..workspace import StatePaths
 from .excerpt import DEFAULT_MAX_CHARS
 from .tools import Reply, Tools
@@ -224,18 +224,15 @@ def setup_logging(settings: Settings) -> None:
     root = logging.getLogger()
     err = logging.StreamHandler(sys.stderr)
     err.setLevel(logging.WARNING)
-    err.setFormatter(logging.Formatter("tsm mcp: %(levelname)s %(message)s"))
+    err.setFormatter(OneLineFormatter("tsm mcp: %(levelname)s %(message)s"))
     root.addHandler(err)
     if settings.state_dir.is_dir():  # an index exists; do not create state dirs elsewhere
         logs = StatePaths(settings.state_dir).logs
         try:
-            logs.mkdir(exist_ok=True)
-            handler = logging.handlers.RotatingFileHandler(
-                logs / "mcp.log", maxBytes=5 * 1024 * 1024, backupCount=3, encoding="utf-8")
-            handler.setFormatter(logging.Formatter(
+            root.addHandler(private_log_handler(
+                settings.state_dir, "mcp.log",
                 "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"))
-            root.addHandler(handler)
-        except OSError as exc:
+        except (OSError, UnsafePath) as exc:
             log.warning("cannot write %s: %s", logs / "mcp.log", exc)
     root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
 

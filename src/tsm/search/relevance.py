@@ -111,11 +111,15 @@ def write_shipped(embedder: Embedder) -> Path:
 
 
 def _save(path: Path, matrix: np.ndarray) -> None:
-    """Write atomically; a read-only state dir only costs the next process a re-embedding."""
+    """Write atomically (mkstemp: 0600; the rename replaces a planted link, never follows
+    it); a read-only or unsafe state dir only costs the next process a re-embedding."""
     import numpy as np
 
+    from ..errors import UnsafePath
+    from ..statedir import state_subdir
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        state_subdir(path.parent.parent, path.parent.name)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -123,7 +127,7 @@ def _save(path: Path, matrix: np.ndarray) -> None:
             os.replace(tmp, path)
         finally:
             Path(tmp).unlink(missing_ok=True)
-    except OSError as exc:
+    except (OSError, UnsafePath) as exc:
         log.info("cannot cache the generic requests' vectors at %s: %s", path, exc)
 
 

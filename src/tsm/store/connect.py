@@ -7,19 +7,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import statedir
 from ..errors import IndexCorrupt, UserError
 from . import migrations
 
 
 def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
     """Open (and migrate) the index. `create=False` refuses to make a new, empty index."""
+    statedir.check_db_files(path)  # SQLite itself would follow a symlinked DB
     if not path.exists():
         if not create:
             raise UserError(f"no index at {path}", "run `tsm index` (or `tsm init`) first")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=statedir.PRIVATE_DIR, parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
-                               check_same_thread=False)
+        with statedir.private_umask():  # a new DB is born 0600; its WAL and SHM copy its mode
+            conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+        statedir.tighten_db_files(path)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")

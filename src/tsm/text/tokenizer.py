@@ -102,15 +102,18 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
     import sudachidict_core
 
     from ..errors import ConfigError
+    from ..statedir import private_dir
 
+    private_dir(state_dir)  # ours, 0700, not a symlink: the build writes into it
     system = Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
-    partial = compiled.with_name("user_dict.dic.tmp")
-    partial.unlink(missing_ok=True)  # ubuild refuses to overwrite
+    # Absolute paths: a relative state dir such as "-x" must not read as an option.
+    source, partial = source.absolute(), compiled.absolute().with_name("user_dict.dic.tmp")
+    partial.unlink(missing_ok=True)  # ubuild refuses to overwrite; a planted link goes too
     build = ("import sys; from sudachipy.command_line import main; "
              "sys.argv = ['sudachipy', 'ubuild', '-s', sys.argv[1], '-o', sys.argv[2], "
              "sys.argv[3]]; main()")
     proc = subprocess.run([sys.executable, "-c", build, str(system), str(partial), str(source)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, umask=0o077)  # born 0600
     if proc.returncode != 0 or not partial.is_file():
         last = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
         raise ConfigError(f"{source}: cannot build the user dictionary: {last}",

@@ -1,0 +1,174 @@
+"""The state dir and every file tsm writes in it: the dir is ours and 0700, files are 0600,
+and nothing is opened through a symlink, so a repository that ships a `.tsm/` full of links
+cannot make tsm write anywhere else, nor another local user read the index (issue 14, items
+1 and 12). Standard library only: the thin client and the daemon's start-up use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import UnsafePath
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+# What SQLite keeps beside the DB; each is opened by SQLite itself, so each is checked first.
+DB_COMPANIONS = ("", "-wal", "-shm", "-journal")
+_umask_lock = threading.Lock()
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (0700) or vet the existing one: a real directory, not a symlink, owned
+    by us. One left 0755 by an older tsm is tightened to 0700."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(path, PRIVATE_DIR)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    problem = _dir_problem(info)
+    if problem:
+        raise UnsafePath(f"refusing to use {path}: {problem}",
+                         "remove it, or point TSM_STATE_DIR at a folder of your own")
+    if info.st_mode & 0o077:
+        try:
+            os.chmod(path, PRIVATE_DIR)
+        except OSError:
+            pass  # a read-only mount: nothing can be written there anyway
+    return path
+
+
+def dir_problem(path: Path) -> str | None:
+    """Why `path` is no safe state dir (a symlink, another user's, open to others), or None;
+    a dir that does not exist yet is fine. For `doctor`, which reports and changes nothing."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return _dir_problem(info) or (
+        f"mode {stat.S_IMODE(info.st_mode):o} lets other users in (tsm sets 700 on its next write)"
+        if info.st_mode & 0o077 else None)
+
+
+def _dir_problem(info: os.stat_result) -> str | None:
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symlink, and tsm does not write through links"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a directory"
+    if info.st_uid != os.getuid():
+        return f"it belongs to uid {info.st_uid}, not to you (uid {os.getuid()})"
+    return None
+
+
+def state_subdir(state_dir: Path, name: str) -> Path:
+    """<state dir>/NAME (logs, cache), both vetted by `private_dir`."""
+    return private_dir(private_dir(state_dir) / name)
+
+
+def logs_dir(state_dir: Path) -> Path:
+    return state_subdir(state_dir, "logs")
+
+
+def open_private(path: Path, flags: int) -> int:
+    """A descriptor for `path`, created 0600, never through a symlink (O_NOFOLLOW), and
+    refused unless it is a regular file of ours with a single link (a hard link to ~/.bashrc
+    planted in the state dir is refused too). Never pass O_TRUNC: check before changing."""
+    assert not flags & os.O_TRUNC, "truncate after the checks, not while opening"
+    # O_NONBLOCK: a FIFO planted under a log's name fails at once instead of hanging us.
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's O_NOFOLLOW error
+            raise UnsafePath(f"refusing to open {path}: it is a symlink",
+                             "remove the link; tsm writes only its own files") from None
+        if exc.errno == errno.ENXIO:
+            raise UnsafePath(f"refusing to open {path}: it is not a regular file") from None
+        raise
+    problem = _file_problem(os.fstat(fd))
+    if problem:
+        os.close(fd)
+        raise UnsafePath(f"refusing to open {path}: {problem}",
+                         "remove it; tsm writes only its own files")
+    os.set_blocking(fd, True)
+    if os.fstat(fd).st_mode & 0o077:
+        os.fchmod(fd, PRIVATE_FILE)
+    return fd
+
+
+def _file_problem(info: os.stat_result) -> str | None:
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_uid != os.getuid():
+        return f"it belongs to uid {info.st_uid}, not to you"
+    if info.st_nlink > 1:
+        return f"it has {info.st_nlink} hard links"
+    return None
+
+
+def append_private(path: Path) -> BinaryIO:
+    """`path` opened for appending bytes, by `open_private`'s rules."""
+    return os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` atomically: a fresh 0600 temp file renamed over it, so
+    whatever was there (a symlink, a hard link) is replaced, never written through."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def private_umask() -> Iterator[None]:
+    """Files and sockets made inside are born 0600/0700: for creators that take no mode
+    (SQLite, bind, a child process writing its output). The umask is per process, hence
+    the lock; it only ever narrows what other threads create meanwhile."""
+    with _umask_lock:
+        old = os.umask(0o077)
+        try:
+            yield
+        finally:
+            os.umask(old)
+
+
+def check_db_files(db_path: Path) -> None:
+    """Before SQLite opens the DB (it follows symlinks): the DB, WAL, SHM and journal are
+    each absent or a regular file of ours with one link."""
+    for suffix in DB_COMPANIONS:
+        path = Path(f"{db_path}{suffix}")
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        problem = ("it is a symlink, and tsm does not write through links"
+                   if stat.S_ISLNK(info.st_mode) else _file_problem(info))
+        if problem:
+            raise UnsafePath(f"refusing to open {path}: {problem}",
+                             "remove it, or set TSM_DB_PATH to the real file")
+
+
+def tighten_db_files(db_path: Path) -> None:
+    """DB, WAL and SHM to 0600 (an older tsm left them 0644; SQLite gives a new WAL and SHM
+    the DB's mode)."""
+    for suffix in DB_COMPANIONS:
+        path = Path(f"{db_path}{suffix}")
+        try:
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
+                os.chmod(path, PRIVATE_FILE)
+        except OSError:
+            continue
