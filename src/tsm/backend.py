@@ -16,6 +16,7 @@ from .embed import Embedder, get_embedder
 from .errors import DocumentNotFound
 from .indexing import IndexReport, Progress, embed_pending, index_paths
 from .models import SearchResult
+from .sources.files import storable
 
 if TYPE_CHECKING:
     from .search.query import Query
@@ -175,6 +176,8 @@ class LocalBackend:
             except (ValueError, OSError):
                 pass
             for cand in candidates:
+                if not storable(cand):  # an undecodable name is never stored (sources/files.py)
+                    continue
                 row = conn.execute(f"SELECT {cols} FROM documents WHERE path = ?",
                                    (cand,)).fetchone()
                 if row:

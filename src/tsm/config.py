@@ -70,6 +70,10 @@ SETTINGS: tuple[Setting, ...] = (
         "Default recency half-life in days for notes; 0 disables recency decay.",
     ),
     Setting(
+        "index.max_file_mb", "TSM_MAX_FILE_MB", float, 10.0,
+        "Largest note, PDF or text file read, in MB; bigger files are skipped with a reason.",
+    ),
+    Setting(
         "daemon.autostart", "TSM_AUTOSTART", bool, True,
         "Start the daemon automatically on `search` when it is not running.",
     ),

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from stat import S_ISLNK
 
 from .config import Settings
 from .embed import Embedder, passage_text
 from .errors import EmbedderUnavailable, UserError
 from .models import Document
-from .sources import MAX_FILE_BYTES, Reader, SkipFile, discover, load_bytes, reader_for
+from .sources import Reader, SkipFile, discover, load_bytes, reader_for
+from .sources.files import Reach, display, storable
 from .store import documents, vectors
 from .store.connect import Transaction
 from .text.chunk import chunk_sections
@@ -27,6 +30,7 @@ from .workspace import IgnoreRules
 Progress = Callable[[int, int, str], None]
 
 MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024
+UNDECODABLE_NAME = "file name is not valid UTF-8; rename it to index it"
 _FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
 
 
@@ -58,16 +62,20 @@ def index_paths(
     report = IndexReport()
     root = settings.index_root
     rules = IgnoreRules(root)
-    targets, scopes = _targets(settings, conn, list(paths))
+    reach = Reach.of(root, [d.path for d in settings.content_dirs], rules)
+    targets, scopes = _targets(settings, conn, list(paths), reach, report)
     files = [f for target in targets for f in discover(root, target, rules)]
     stored = documents.stored_files(conn)
     seen: set[str] = set()
     for done, path in enumerate(files, start=1):
         rel = PurePosixPath(path.relative_to(root)).as_posix()
         seen.add(rel)
-        _index_file(settings, conn, path, rel, stored, report)
+        if storable(rel):
+            _index_file(settings, conn, path, rel, stored, report, reach=reach)
+        else:  # stored, it would abort the run (SQLite and JSON need valid Unicode)
+            report.skipped.append({"path": display(rel), "reason": UNDECODABLE_NAME})
         if progress:
-            progress(done, len(files), rel)
+            progress(done, len(files), display(rel))
     if not paths:
         for transcript in _session_files(settings):
             seen.add(session_key(settings, transcript))
@@ -135,9 +143,13 @@ def ingest_session(settings: Settings, conn: sqlite3.Connection, path: Path,
     return report
 
 
-def _targets(settings: Settings, conn: sqlite3.Connection,
-             paths: list[Path]) -> tuple[list[Path], list[str]]:
-    """Absolute targets to walk, and the relative scopes in which vanished files are removed."""
+def _targets(settings: Settings, conn: sqlite3.Connection, paths: list[Path], reach: Reach,
+             report: IndexReport) -> tuple[list[Path], list[str]]:
+    """Absolute targets to walk, and the relative scopes in which vanished files are removed.
+
+    A path is placed by its name (`notes/x.md` is `notes/x.md` even when `notes` is a link);
+    one whose real location is outside the root is skipped, and what was indexed under its
+    name before is removed."""
     root = settings.index_root
     if not paths:
         dirs = [root / d.path for d in settings.content_dirs] or [root]
@@ -145,19 +157,47 @@ def _targets(settings: Settings, conn: sqlite3.Connection,
             d.path for d in settings.content_dirs] or [""]
     targets, scopes = [], []
     for raw in paths:
-        path = (Path.cwd() / raw.expanduser()).resolve()
-        try:
-            rel = PurePosixPath(path.relative_to(root)).as_posix()
-        except ValueError:
-            raise UserError(f"{raw} is outside the index root {root}",
-                            "set TSM_INDEX_ROOT or run tsm from inside your notes") from None
-        rel = "" if rel == "." else rel
-        if path.exists():
+        path, rel = _place(root, raw)
+        if not storable(rel):
+            if not (path.exists() or path.is_symlink()):
+                raise UserError(f"no such file or directory: {display(str(raw))}")
+            report.skipped.append({"path": display(rel), "reason": UNDECODABLE_NAME})
+            continue
+        if path.exists() or path.is_symlink():
+            try:
+                reach.resolve(path)
+            except SkipFile as skip:
+                report.skipped.append({"path": rel, "reason": str(skip)})
+                report.removed += _forget(conn, rel)
+                continue
             targets.append(path)
         elif documents.stored_file(conn, rel) is None and not _has_prefix(conn, rel):
-            raise UserError(f"no such file or directory: {raw}")
+            raise UserError(f"no such file or directory: {display(str(raw))}")
         scopes.append(rel)
     return targets, scopes
+
+
+def _place(root: Path, raw: Path) -> tuple[Path, str]:
+    """The absolute path of `raw` by name (`..` folded, links kept) and its path relative to
+    the root; a path that reaches the root only through a link (an alias of the root) is
+    taken by its real location."""
+    path = Path(os.path.abspath(Path.cwd() / raw.expanduser()))
+    for candidate in (path, path.resolve()):
+        if candidate.is_relative_to(root):
+            rel = PurePosixPath(candidate.relative_to(root)).as_posix()
+            return candidate, "" if rel == "." else rel
+    raise UserError(f"{display(str(raw))} is outside the index root {root}",
+                    "set TSM_INDEX_ROOT or run tsm from inside your notes")
+
+
+def _forget(conn: sqlite3.Connection, scope: str) -> int:
+    """Remove what is indexed at or under `scope`: its name now leads out of the root."""
+    doomed = [old.id for rel, old in documents.stored_files(conn).items()
+              if _within(rel, scope)]
+    with Transaction(conn):
+        for doc_id in doomed:
+            documents.delete_document(conn, doc_id)
+    return len(doomed)
 
 
 def _has_prefix(conn: sqlite3.Connection, rel: str) -> bool:
@@ -175,21 +215,37 @@ def _within(rel: str, scope: str) -> bool:
 
 def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: str,
                 stored: dict[str, documents.StoredFile], report: IndexReport,
-                reader: Reader | None = None) -> None:
+                reader: Reader | None = None, reach: Reach | None = None) -> None:
+    """Index one file. With `reach`, a symlink is followed only to a file inside it (a file
+    reached by a walk has no linked folder above it: discover does not follow those)."""
+    old = stored.get(rel)
+    reader = reader or reader_for(path)
     try:
-        stat = path.stat()
+        if reach is None:  # a transcript: its links are followed
+            source = path.resolve()
+            stat = source.stat()
+        else:
+            source, stat = path, path.lstat()
+            if S_ISLNK(stat.st_mode):
+                source = reach.resolve(path)
+                stat = source.stat()
+    except SkipFile as skip:  # a link out of the root: drop what was indexed under its name
+        report.skipped.append({"path": rel, "reason": str(skip)})
+        if old:
+            with Transaction(conn):
+                documents.delete_document(conn, old.id)
+            report.removed += 1
+        return
     except OSError as exc:
         report.skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
         return
-    old = stored.get(rel)
     if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
         report.unchanged += 1
         return
-    reader = reader or reader_for(path)
     try:
         # Transcripts carry tool output and file snapshots: allow them to be larger.
-        data = load_bytes(path, MAX_TRANSCRIPT_BYTES if reader is _session_reader else
-                          MAX_FILE_BYTES)
+        data = load_bytes(source, MAX_TRANSCRIPT_BYTES if reader is _session_reader else
+                          int(settings.get("index.max_file_mb") * 1024 * 1024))
         content_hash = hashlib.sha256(data).hexdigest()
         if old and old.content_hash == content_hash:
             with Transaction(conn):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..sources.files import storable
 from .runtime import daemon_backend, emit, load_settings, local_backend, progress_bar
 
 
@@ -57,10 +59,14 @@ def run_init(args: argparse.Namespace) -> int:
 def run_index(args: argparse.Namespace) -> int:
     paths = list(args.paths)
     if args.files_from_stdin:
-        paths += [Path(line.strip()) for line in sys.stdin if line.strip()]
+        # Bytes, decoded as the file system does: an undecodable name is skipped, not fatal.
+        lines = (os.fsdecode(line.rstrip(b"\r\n")) for line in sys.stdin.buffer)
+        paths += [Path(line.strip()) for line in lines if line.strip()]
         if not paths:
             raise UserError("--files-from-stdin: no paths on standard input")
-    data = _through_daemon(lambda d: d.index(paths, no_embed=args.no_embed))
+    data = None
+    if all(storable(str(p)) for p in paths):  # the daemon's protocol carries Unicode only
+        data = _through_daemon(lambda d: d.index(paths, no_embed=args.no_embed))
     if data is None:
         from ..embed import use_bulk_threads
 

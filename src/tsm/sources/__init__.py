@@ -59,9 +59,10 @@ def discover(root: Path, start: Path, rules: IgnoreRules) -> Iterator[Path]:
     """Yield indexable files under `start` (a dir or file inside `root`), honouring ignore rules.
 
     Unreadable directories are skipped silently (os.walk's default), symlinked directories are
-    not followed so a link loop cannot hang indexing.
+    not followed so a link loop cannot hang indexing nor lead out of the root; a symlinked
+    file is yielded and checked by the caller (sources/files.py).
     """
-    if start.is_file():
+    if not start.is_dir():  # a file, or a FIFO or device the caller reports as skipped
         if reader_for(start):
             yield start
         return
@@ -80,14 +81,11 @@ def discover(root: Path, start: Path, rules: IgnoreRules) -> Iterator[Path]:
 
 
 def load_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """Read a file whole, refusing huge ones; I/O errors are transient skips."""
-    try:
-        size = path.stat().st_size
-        if size > limit:
-            raise SkipFile(f"larger than {limit // (1024 * 1024)} MB ({size} bytes)")
-        return path.read_bytes()
-    except OSError as exc:
-        raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
+    """Read a regular file whole, refusing special files and files over `limit` bytes; I/O
+    errors are transient skips (see sources/files.py)."""
+    from .files import read_capped
+
+    return read_capped(path, limit)
 
 
 def decode_text(data: bytes) -> str:

@@ -1,0 +1,114 @@
+"""Opening a file to index it, safely: only regular files whose real location is inside the
+index root (or a configured content dir), read with a hard size cap, never following a link
+swapped in after the check. A hostile or unlucky folder (links to ~/.ssh, FIFOs, /dev/zero,
+undecodable names) costs one skipped file, never a hang, a leak or the run."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..workspace import IgnoreRules
+from . import SkipFile
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+_READ_STEP = 1024 * 1024
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where indexed files may really live: the index root and each content dir, resolved (a
+    content dir may be a link to a folder elsewhere that the config chose), minus ignored
+    paths (a link to `.git/config` or the state dir is refused like a link outside)."""
+
+    root: Path
+    roots: tuple[Path, ...]
+    rules: IgnoreRules | None = None
+
+    @classmethod
+    def of(cls, index_root: Path, content_dirs: Iterable[str] = (),
+           rules: IgnoreRules | None = None) -> Reach:
+        root = Path(os.path.realpath(index_root))
+        roots = [root]
+        for rel in content_dirs:
+            real = Path(os.path.realpath(index_root / rel))
+            if not any(real.is_relative_to(r) for r in roots):
+                roots.append(real)
+        return cls(root, tuple(roots), rules)
+
+    def resolve(self, path: Path) -> Path:
+        """The real path of `path`; SkipFile when a symlink leads outside or to an ignored
+        path. Costs one lstat per path component: call it for links, not every file."""
+        real = Path(os.path.realpath(path))
+        if not any(real.is_relative_to(r) for r in self.roots):
+            raise SkipFile(f"links outside the index root (to {display(str(real))})")
+        if self.rules is not None and real != self.root and real.is_relative_to(self.root):
+            rel = real.relative_to(self.root).as_posix()
+            parts = rel.split("/")
+            if any(self.rules.ignored("/".join(parts[:i]), is_dir=True)
+                   for i in range(1, len(parts))) or self.rules.ignored(rel):
+                raise SkipFile(f"links to an ignored path ({display(rel)})")
+        return real
+
+
+def read_capped(path: Path, cap: int) -> bytes:
+    """Read a regular file whole, at most `cap` bytes (never trusting st_size, which a device
+    or a growing file misreports). FIFOs, sockets and devices are refused before any read,
+    and opening never blocks or follows a final symlink. I/O errors are transient skips."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the final component became a link after resolving
+            raise SkipFile("is a symbolic link (changed while indexing)") from None
+        raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "a special file")
+            raise SkipFile(f"not a regular file: {kind}")
+        if info.st_size > cap:
+            raise SkipFile(_too_large(cap, info.st_size))
+        parts: list[bytes] = []
+        left = cap + 1
+        while left > 0:
+            block = os.read(fd, min(left, _READ_STEP))
+            if not block:
+                break
+            parts.append(block)
+            left -= len(block)
+        if left <= 0:
+            raise SkipFile(_too_large(cap, None))
+        return b"".join(parts)
+    except OSError as exc:
+        raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
+    finally:
+        os.close(fd)
+
+
+def _too_large(cap: int, size: int | None) -> str:
+    what = f"{size} bytes" if size is not None else "it grew while read"
+    return (f"larger than {cap / (1024 * 1024):g} MB ({what}); "
+            "raise index.max_file_mb (TSM_MAX_FILE_MB) to index it")
+
+
+def storable(rel: str) -> bool:
+    """A path the index can store: valid Unicode (an undecodable name arrives from the file
+    system with surrogate escapes, which SQLite and JSON cannot hold)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def display(path: str) -> str:
+    """A path safe to print and store in a report: undecodable bytes shown as \\xNN."""
+    return path if storable(path) else \
+        os.fsencode(path).decode("utf-8", "backslashreplace")
