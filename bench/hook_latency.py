@@ -10,6 +10,10 @@ process fed the hook input JSON on stdin, timed until it exits with the JSON on 
 TSM_INJECT_MIN_RELEVANCE=-1 makes it inject every time (the full XML path).
 
     .venv/bin/python bench/hook_latency.py --notes 10000 --runs 50
+
+The hook acts only in a trusted index root (README "Trust model"). `--trust file` (the
+default, as in a Claude Code session) finds the root from the working directory and its
+trust in the user's trust file; `--trust env` passes an absolute TSM_INDEX_ROOT instead.
 """
 
 from __future__ import annotations
@@ -55,10 +59,26 @@ def run_hook(prompt: str, env: dict[str, str], cwd: Path) -> tuple[float, str]:
     return (time.perf_counter() - started) * 1000, done.stdout
 
 
+def workspace_us(cwd: Path, env: dict[str, str], runs: int = 2000) -> float:
+    """What the hook spends on where the index is and whether it is trusted (_common.py)."""
+    sys.path.insert(0, str(HOOK.parent))
+    from _common import find_workspace
+
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        workspace = find_workspace(cwd, env)
+        times.append((time.perf_counter() - started) * 1e6)
+    assert workspace.configured, "the bench root must be trusted"
+    return pct(times, 50)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--trust", choices=("file", "env"), default="file",
+                        help="how the hook learns the root is trusted (default: trust file)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="tsmh", dir="/tmp"))
     root = base / "v"
@@ -67,6 +87,13 @@ def main() -> int:
     env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
             "TSM_BIN": COMMAND[0] if len(COMMAND) == 1 else "tsm",
             "TSM_INJECT_MIN_RELEVANCE": "-1"}
+    hook_env = dict(env)
+    if args.trust == "file":
+        xdg = base / "xdg"
+        (xdg / "tsm").mkdir(parents=True)
+        (xdg / "tsm" / "trusted-roots.txt").write_text(f"{root.resolve()}\n")
+        hook_env.pop("TSM_INDEX_ROOT")
+        hook_env["XDG_CONFIG_HOME"] = str(xdg)
     rows: list[tuple[str, str]] = []
     try:
         generate(root, args.notes * CHUNKS_PER_NOTE)
@@ -79,14 +106,17 @@ def main() -> int:
         rows.append(("notes / chunks", f"{report['indexed']:,} / {report['chunks']:,}"))
         subprocess.run([*COMMAND, "start"], env=env, capture_output=True, check=True)
         for prompt in PROMPTS:  # warm: model, tokenizer, vector matrix, page cache
-            run_hook(prompt, env, root)
+            run_hook(prompt, hook_env, root)
         times, injected = [], 0
         for i in range(args.runs):
-            ms, out = run_hook(PROMPTS[i % len(PROMPTS)], env, root)
+            ms, out = run_hook(PROMPTS[i % len(PROMPTS)], hook_env, root)
             times.append(ms)
             injected += bool(out.strip())
-        rows.append((f"hook end to end p50 / p95 ({args.runs} runs, {injected} injected)",
+        rows.append((f"hook end to end p50 / p95 ({args.runs} runs, {injected} injected, "
+                      f"trust from {args.trust})",
                      f"{pct(times, 50):.0f} / {pct(times, 95):.0f} ms"))
+        rows.append(("finding the workspace and its trust, in-process, median",
+                     f"{workspace_us(root / 'area00', hook_env):.0f} us"))
         rows.append(("bare `python -c pass` median (interpreter start)",
                      f"{python_start_ms('pass'):.0f} ms"))
     finally:

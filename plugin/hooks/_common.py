@@ -21,6 +21,8 @@ import threading
 from collections import namedtuple
 from pathlib import Path
 
+import _locate  # the hooks run as scripts with their own folder on sys.path
+
 # Every prompt pays this module's imports, so typing, dataclasses and datetime stay out of
 # the run-time path (bench/hook_latency.py).
 TYPE_CHECKING = False
@@ -28,13 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, BinaryIO
 
-CONFIG_FILE = "tsm.toml"
-STATE_DIR_NAME = ".tsm"
 LOG_FILE = "hooks.log"
 # A tsm that fails on every prompt must not grow the log without bound: keep one old file.
 LOG_MAX_BYTES = 1_000_000
-# Environment variables that say the user set tsm up on purpose (CONTRACT.md "Workspace").
-WORKSPACE_ENV = ("TSM_INDEX_ROOT", "TSM_STATE_DIR", "TSM_DB_PATH")
 
 HookInput = dict  # the hook input: one JSON object
 
@@ -46,33 +44,20 @@ class HookFailure(Exception):
 class Workspace(namedtuple("Workspace", "root state_dir configured")):
     """Where tsm keeps its index for a hook's working directory (root, state_dir: Path).
 
-    `configured` is false in a directory where the user never set tsm up (no TSM_* location
-    variable, no tsm.toml above, no .tsm state dir): there the hooks do nothing at all, so
-    installing the plugin never leaves .tsm directories in unrelated projects.
+    `configured` is true only where the user trusts the index root (`tsm init` or `tsm trust`
+    there, or their own absolute TSM_INDEX_ROOT: README "Trust model"). Elsewhere the hooks do
+    nothing at all: installing the plugin leaves no .tsm directories in unrelated projects,
+    and a cloned repository that ships a tsm.toml or a .tsm folder is not set up by the user.
     """
 
     __slots__ = ()
 
 
 def find_workspace(cwd: Path, environ: Mapping[str, str]) -> Workspace:
-    """Index root and state dir by CONTRACT.md: TSM_INDEX_ROOT, else nearest tsm.toml, else cwd."""
-    cwd = Path(os.path.abspath(cwd))
-    explicit = environ.get("TSM_INDEX_ROOT")
-    marked = None if explicit else _nearest_config_dir(cwd)
-    root = cwd / explicit if explicit else marked or cwd
-    state = environ.get("TSM_STATE_DIR")
-    state_dir = cwd / state if state else root / STATE_DIR_NAME
-    configured = (
-        any(environ.get(name) for name in WORKSPACE_ENV) or marked is not None or state_dir.is_dir()
-    )
-    return Workspace(root=root, state_dir=state_dir, configured=configured)
-
-
-def _nearest_config_dir(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        if (directory / CONFIG_FILE).is_file():
-            return directory
-    return None
+    """Index root, state dir and trust by the same rules as tsm (_locate.py is its locate.py)."""
+    root = _locate.index_root(str(cwd), environ)
+    return Workspace(root=Path(root), state_dir=Path(_locate.state_dir(root, environ)),
+                     configured=_locate.is_trusted(root, environ))
 
 
 def read_hook_input(stream: BinaryIO) -> HookInput:

@@ -20,7 +20,8 @@ from _common import (  # noqa: E402 - the path above makes the hook runnable as 
 )
 
 HOOK_NAME = "post_tool_use"
-INDEXABLE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".pdf"})
+# tsm.sources.READERS, which the hook cannot import (tests/test_locate_agreement.py).
+INDEXABLE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text", ".pdf"})
 # The hook runs async (hooks/hooks.json), so this bounds a stuck tsm, not the user's wait.
 INDEX_TIMEOUT_SECONDS = 60.0
 

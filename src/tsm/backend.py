@@ -65,7 +65,13 @@ class LocalBackend:
 
         ctx = SearchContext(self.conn(), self.settings, self.embedder,
                             now=self._now or dt.datetime.now())
-        return search(ctx, query)
+        result = search(ctx, query)
+        warning = self.settings.trust_warning
+        if warning is None:
+            return result
+        from dataclasses import replace
+
+        return replace(result, warnings=(warning, *result.warnings))
 
     def index(self, paths: Iterable[Path] = (), *, embed: bool = True,
               progress: Progress | None = None) -> IndexReport:
@@ -158,6 +164,8 @@ class LocalBackend:
                                   _model_name_of(configured) not in (None, model)),
             "index_root": str(self.settings.index_root),
             "db_path": str(self.settings.db_path),
+            "trusted": self.settings.trusted,
+            "warnings": [w for w in (self.settings.trust_warning,) if w],
         }
 
     def find_document(self, ref: str) -> sqlite3.Row | tuple[Any, ...]:

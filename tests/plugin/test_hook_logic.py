@@ -255,9 +255,22 @@ def test_workspace_defaults_to_cwd_and_is_unconfigured(tmp_path: Path) -> None:
     assert (ws.root, ws.state_dir, ws.configured) == (tmp_path, tmp_path / ".tsm", False)
 
 
-def test_an_existing_state_dir_marks_the_workspace(tmp_path: Path) -> None:
+def test_a_state_dir_or_tsm_toml_alone_is_not_the_user_setting_tsm_up(tmp_path: Path) -> None:
+    """A cloned repository can ship both (README "Trust model")."""
     (tmp_path / ".tsm").mkdir()
-    assert find_workspace(tmp_path, {}).configured
+    (tmp_path / "tsm.toml").write_text("")
+    ws = find_workspace(tmp_path / ".tsm", {"HOME": str(tmp_path / "home")})
+    assert (ws.root, ws.configured) == (tmp_path, False)
+
+
+def test_a_trusted_root_is_configured(tmp_path: Path) -> None:
+    (tmp_path / "tsm.toml").write_text("")
+    (tmp_path / "inner" / "deeper").mkdir(parents=True)
+    xdg = tmp_path / "xdg" / "tsm"
+    xdg.mkdir(parents=True)
+    (xdg / "trusted-roots.txt").write_text(f"{tmp_path}\n")
+    ws = find_workspace(tmp_path / "inner" / "deeper", {"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert (ws.root, ws.state_dir, ws.configured) == (tmp_path, tmp_path / ".tsm", True)
 
 
 def test_nearest_tsm_toml_above_cwd_is_the_root(tmp_path: Path) -> None:
@@ -265,7 +278,7 @@ def test_nearest_tsm_toml_above_cwd_is_the_root(tmp_path: Path) -> None:
     (tmp_path / "inner" / "deeper").mkdir(parents=True)
     (tmp_path / "inner" / "tsm.toml").write_text("")
     ws = find_workspace(tmp_path / "inner" / "deeper", {})
-    assert (ws.root, ws.configured) == (tmp_path / "inner", True)
+    assert ws.root == tmp_path / "inner"
     assert ws.state_dir == tmp_path / "inner" / ".tsm"
 
 
@@ -276,11 +289,11 @@ def test_environment_wins_over_tsm_toml(tmp_path: Path) -> None:
     assert (ws.root, ws.state_dir, ws.configured) == (elsewhere, elsewhere / ".tsm", True)
     state = tmp_path / "state"
     ws = find_workspace(tmp_path, {"TSM_STATE_DIR": str(state)})
-    assert (ws.root, ws.state_dir, ws.configured) == (tmp_path, state, True)
+    assert (ws.root, ws.state_dir, ws.configured) == (tmp_path, state, False)
 
 
-def test_a_db_path_alone_marks_the_workspace(tmp_path: Path) -> None:
-    assert find_workspace(tmp_path, {"TSM_DB_PATH": str(tmp_path / "x.db")}).configured
+def test_a_db_path_alone_does_not_trust_the_root(tmp_path: Path) -> None:
+    assert not find_workspace(tmp_path, {"TSM_DB_PATH": str(tmp_path / "x.db")}).configured
 
 
 # --- input and log --------------------------------------------------------------------------
@@ -306,7 +319,8 @@ def test_hook_input_object_is_returned() -> None:
 
 
 def test_log_lines_are_single_timestamped_lines(tmp_path: Path) -> None:
-    ws = find_workspace(tmp_path, {"TSM_STATE_DIR": str(tmp_path / "state")})
+    ws = find_workspace(tmp_path, {"TSM_INDEX_ROOT": str(tmp_path),
+                                    "TSM_STATE_DIR": str(tmp_path / "state")})
     log_failure(ws, "stop", "first\nsecond   line")
     lines = (tmp_path / "state" / "logs" / "hooks.log").read_text().splitlines()
     assert len(lines) == 1
@@ -316,7 +330,7 @@ def test_log_lines_are_single_timestamped_lines(tmp_path: Path) -> None:
 
 
 def test_the_log_rotates_instead_of_growing_forever(tmp_path: Path) -> None:
-    ws = find_workspace(tmp_path, {"TSM_STATE_DIR": str(tmp_path)})
+    ws = find_workspace(tmp_path, {"TSM_INDEX_ROOT": str(tmp_path), "TSM_STATE_DIR": str(tmp_path)})
     log = tmp_path / "logs" / "hooks.log"
     log.parent.mkdir()
     log.write_text("x" * 1_000_001)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_harness import HookRun, base_env, claude_input, log_lines, run_hook
+from plugin_harness import HookRun, base_env, claude_input, log_lines, run_hook, trust
 
 FALSE = shutil.which("false") or "/bin/false"
 ECHO = shutil.which("echo") or "/bin/echo"
@@ -35,6 +35,7 @@ def vault(tmp_path: Path) -> Path:
     path = tmp_path / "vault"
     (path / "notes").mkdir(parents=True)
     (path / "notes" / "a.md").write_text("# A\n\nLoRa notes.\n", encoding="utf-8")
+    trust(path)  # the user ran `tsm init` or `tsm trust` here
     return path
 
 
@@ -334,6 +335,7 @@ def test_failures_outside_a_workspace_go_to_stderr_only(tmp_path: Path) -> None:
 
 def test_the_log_lives_in_the_state_dir_of_the_nearest_tsm_toml(tmp_path: Path) -> None:
     (tmp_path / "tsm.toml").write_text("")
+    trust(tmp_path)
     inner = tmp_path / "a" / "b"
     inner.mkdir(parents=True)
     run = run_hook(

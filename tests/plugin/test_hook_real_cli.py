@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_harness import TSM, HookRun, base_env, claude_input, log_lines, needs_tsm, run_hook
+from plugin_harness import (
+    TSM,
+    HookRun,
+    base_env,
+    claude_input,
+    log_lines,
+    needs_tsm,
+    run_hook,
+    trust,
+)
 
 pytestmark = needs_tsm
 
@@ -68,6 +77,12 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["indexed"] == len(NOTES)
     return root
+
+
+@pytest.fixture(autouse=True)
+def trusted(vault: Path) -> None:
+    """Each test has its own user config dir; the user trusts the vault in it."""
+    trust(vault)
 
 
 def hook_env(**overrides: str) -> dict[str, str]:

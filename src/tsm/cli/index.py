@@ -49,9 +49,16 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    result = local_backend().init()
+    from .trust_cmd import trust_root
+
+    backend = local_backend()
+    result: dict[str, Any] = dict(backend.init())
+    # Setting up an index here is the user vouching for it (README "Trust model").
+    result["trust"] = trust_root(backend.settings.index_root)
     lines = [f"created  {p}" for p in result["created"]] + \
-        [f"kept     {p}" for p in result["existing"]]
+        [f"kept     {p}" for p in result["existing"]] + \
+        [f"trusted  {result['trust']['root']}"] + \
+        [f"  now honoured: {line}" for line in result["trust"]["honoured"]]
     emit(args, result, "\n".join(lines))
     return 0
 

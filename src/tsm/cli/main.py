@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from ..errors import SystemFailure, TsmError, UserError
-from . import admin, browse, index, mcp_cmd, search
+from . import admin, browse, index, mcp_cmd, search, trust_cmd
 
-COMMAND_MODULES = (search, index, browse, admin, mcp_cmd)
+COMMAND_MODULES = (search, index, browse, admin, trust_cmd, mcp_cmd)
 
 
 class ArgumentParser(argparse.ArgumentParser):

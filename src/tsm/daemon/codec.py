@@ -24,6 +24,7 @@ def settings_fingerprint(settings: Settings) -> str:
         "content_dirs": [asdict(d) for d in settings.content_dirs],
         "session_dirs": [str(p) for p in settings.session_dirs],
         "status_weights": dict(settings.status_weights),
+        "ignored": list(settings.ignored),  # the untrusted tsm.toml warning
     }
     blob = json.dumps(data, sort_keys=True, default=str).encode()
     return hashlib.sha1(blob).hexdigest()

@@ -29,9 +29,18 @@ def diagnose(settings: Settings, daemon: dict[str, Any], embedder: dict[str, Any
         {"name": "embedder", "items": _embedder(settings, embedder)},
         {"name": "vectors", "items": _vectors(settings, conn, embedder)},
         {"name": "paths", "items": _paths(settings)},
+        {"name": "trust", "items": _trust(settings)},
     ]
     issues = sum(1 for s in sections for i in s["items"] if i["status"] != "ok")
     return {"sections": sections, "issue_count": issues}
+
+
+def _trust(settings: Settings) -> list[Item]:
+    """README "Trust model": one warning when an untrusted tsm.toml had settings ignored."""
+    if settings.trust_warning:
+        return [item("tsm.toml", "warn", settings.trust_warning)]  # it names the fix
+    state = "trusted" if settings.trusted else "not trusted (its tsm.toml needs no trust)"
+    return [item("tsm.toml", "ok", f"index root {state}")]
 
 
 def _open(settings: Settings, conn: sqlite3.Connection | None) -> sqlite3.Connection | None:
