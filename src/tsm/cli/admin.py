@@ -18,7 +18,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                        help="index counts, model, schema; daemon, embedder, watcher and queue")
     p.set_defaults(handler=run_status)
     p = sub.add_parser("doctor", parents=[parent],
-                       help="check the index, daemon, embedder and paths; suggest fixes")
+                       help="check the index, daemon, embedder and paths; suggest fixes",
+                       description="Check the index, daemon, embedder and paths and print a "
+                       "fix for each problem. Exit 0 when no check reports an error "
+                       "(warnings allowed), 2 when one does.")
     p.set_defaults(handler=run_doctor)
     p = sub.add_parser("start", parents=[parent],
                        help="start the resident daemon (fast searches, file watching)")
@@ -77,7 +80,16 @@ def run_doctor(args: argparse.Namespace) -> int:
 
         report = diagnose(settings, daemon_state(settings), None)
     emit(args, report, doctor_text(report))
-    return 0
+    errors = report.get("error_count", 0)
+    if not errors:
+        return 0  # warnings alone are advice, not failures
+    # Exit 2 (a system problem was found) so scripts and CI can tell; the report is on stdout.
+    from ..errors import SystemFailure
+    from .main import error_text
+
+    print(error_text(SystemFailure(f"doctor found {errors} error(s)", "see the fixes above"),
+                     args.output), file=sys.stderr)
+    return 2
 
 
 def doctor_text(report: dict[str, Any]) -> str:

@@ -47,6 +47,8 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_get(args: argparse.Namespace) -> int:
+    from ..render.human_format import one_line
+
     doc = local_backend().get(args.doc)
-    emit(args, doc, f"# {doc['title']}  ({doc['path']})\n\n{doc['text']}")
+    emit(args, doc, f"# {one_line(doc['title'])}  ({one_line(doc['path'])})\n\n{doc['text']}")
     return 0

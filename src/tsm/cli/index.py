@@ -41,9 +41,12 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("rebuild", parents=[parent],
                        help="back up the DB and rebuild the index from scratch (--apply)",
                        description="Without --apply, print what would be done. With --apply: "
-                       "stop the daemon if it runs (the next search starts it again), back "
-                       "the DB up to <db>.bak-<timestamp> with SQLite's backup API, index "
-                       "every file again, and reuse vectors of unchanged text from the backup.")
+                       "stop the daemon if it runs (the next search starts it again), build a "
+                       "new index beside the old one from every file and every transcript the "
+                       "old one knew (keeping the rows of transcripts that are gone), reuse "
+                       "vectors of unchanged text, and swap it in with one rename; the old DB "
+                       "stays as <db>.bak-<timestamp>. Any failure before the swap (disk full, "
+                       "Ctrl-C) leaves the old index as it was.")
     p.add_argument("--apply", action="store_true", help="really do it")
     p.set_defaults(handler=run_rebuild)
 
@@ -139,18 +142,24 @@ def run_reindex(args: argparse.Namespace) -> int:
 
 
 def run_rebuild(args: argparse.Namespace) -> int:
-    from ..daemon import maintenance
+    from ..daemon import rebuild
 
     settings = load_settings()
     if not args.apply:
-        plan = maintenance.rebuild_plan(settings)
+        plan = rebuild.plan(settings)
         human = "\n".join(["would (run again with --apply):",
                            *(f"  {i}. {s}" for i, s in enumerate(plan["steps"], 1))])
         emit(args, plan, human)
         return 0
-    data = maintenance.rebuild(settings, progress_bar(args))
+    data = rebuild.rebuild(settings, progress_bar(args))
+    sessions = data["sessions"]
     human = (f"rebuilt: {data['indexed']} files, {data['chunks']} chunks, "
-             f"{data['vectors_reused']} vectors reused, {data['embedded']} embedded; "
-             f"backup at {data['backup']}")
+             f"{len(sessions['reingested'])} transcripts ingested again from outside the "
+             f"root, {data['vectors_reused']} vectors reused, {data['embedded']} embedded; "
+             f"backup at {data['backup'] or '(none: there was no index)'}")
+    human += "".join(f"\nkept from the old index: {k['path']} ({k['reason']})"
+                     for k in sessions["kept_from_old_index"])
+    human += "".join(f"\nskipped {s['path']}: {s['reason']}" for s in data["skipped"])
+    human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0

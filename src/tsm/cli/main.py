@@ -76,10 +76,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except Exception as exc:  # the boundary: never a traceback unless asked
+        known = _translated(exc)
+        if known is not None:
+            return _report(known, fmt)
         if os.environ.get("TSM_DEBUG") == "1":
             raise
         return _report(SystemFailure(f"unexpected error: {type(exc).__name__}: {exc}",
                                      "rerun with TSM_DEBUG=1 and report it"), fmt)
+
+
+def _translated(exc: Exception) -> TsmError | None:
+    """A disk, permission, lock or corruption error of SQLite or the OS, as one clear line
+    naming the index (store/failures.py); None for anything else."""
+    if not isinstance(exc, OSError) and "sqlite3" not in sys.modules:
+        return None
+    from ..store.failures import translate
+    from .runtime import load_settings
+
+    try:
+        db_path = load_settings().db_path
+    except Exception:  # the settings may be what failed; the message then names no file
+        db_path = None
+    return translate(exc, db_path)
 
 
 def run_forwarded(parse: Callable[[list[str]], argparse.Namespace], argv: list[str], *,
@@ -133,5 +151,7 @@ def error_text(error: TsmError, fmt: str) -> str:
         from ..render.json_format import error_object
 
         return str(error_object(error))
-    hint = f"\n  hint: {error.hint}" if error.hint else ""
-    return f"tsm: error: {error.message}{hint}"
+    from ..render.human_format import one_line
+
+    hint = f"\n  hint: {one_line(error.hint)}" if error.hint else ""
+    return f"tsm: error: {one_line(error.message)}{hint}"

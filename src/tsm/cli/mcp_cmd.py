@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import SystemFailure
-from .runtime import load_settings
+from .runtime import int_in, load_settings
 
 DEFAULT_PORT = 8765
 
@@ -23,7 +23,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind with --http (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+    p.add_argument("--port", type=int_in(1, 65535), default=DEFAULT_PORT,
                    help=f"port to bind with --http (default {DEFAULT_PORT})")
     p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="also accept this browser Origin, e.g. https://app.example (repeatable)")

@@ -28,13 +28,16 @@ def daemon_backend(settings: Any, autostart: bool = False) -> Any:
 
 
 def emit(args: argparse.Namespace, data: Any, human: str) -> None:
-    """Write `data` as JSON or `human` as text to stdout."""
+    """Write `data` as JSON or `human` as text to stdout; human text with its control
+    characters made visible (render/human_format.visible), whatever the command."""
     if args.output == "json":
         from ..render.json_format import dumps
 
         print(dumps(data))
     else:
-        print(human)
+        from ..render.human_format import visible
+
+        print(visible(human))
 
 
 def progress_bar(args: argparse.Namespace) -> Any:
@@ -58,3 +61,21 @@ def progress_bar(args: argparse.Namespace) -> Any:
             bar.close()
 
     return update
+
+
+def int_in(low: int, high: int) -> Any:
+    """An argparse `type` for whole numbers in [low, high]: anything else is a usage error
+    (exit 1) at parse time, not an OverflowError deep inside (issue 14, item 11)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text) if len(text) <= 30 and text.isascii() else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, "
+                                             f"got {text!r}")
+        return value
+
+    parse.__name__ = "number"  # argparse names the type in its message
+    return parse

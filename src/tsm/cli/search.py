@@ -9,7 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import UserError
-from .runtime import daemon_backend, emit, load_settings
+from .runtime import daemon_backend, emit, int_in, load_settings
+
+MAX_TOP_K = 10_000  # search.query.MAX_TOP_K, which this module must not import (it is heavy)
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -17,13 +19,14 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                        description="Search the index (hybrid FTS5 BM25 + vectors, fused by RRF).")
     p.add_argument("query_pos", nargs="*", metavar="QUERY", help="the query")
     p.add_argument("-q", "--query", help="the query (instead of the positional argument)")
-    p.add_argument("-k", "--top-k", type=int, default=None, help="results to return (default 10)")
+    p.add_argument("-k", "--top-k", type=int_in(1, MAX_TOP_K), default=None,
+                   help="results to return (default 10)")
     modes = p.add_mutually_exclusive_group()
     modes.add_argument("--fts-only", action="store_true", help="keyword search only")
     modes.add_argument("--vec-only", action="store_true", help="vector search only")
     p.add_argument("--fallback", choices=("error", "fts-only"), default="error",
                    help="when vectors are unavailable: fail (exit 2) or return keyword results")
-    p.add_argument("--include-content", type=int, default=0, metavar="N",
+    p.add_argument("--include-content", type=int_in(0, MAX_TOP_K), default=0, metavar="N",
                    help="add the whole document text to the top N results")
     p.add_argument("--after", metavar="DATE", help="only documents dated on/after YYYY[-MM[-DD]]")
     p.add_argument("--before", metavar="DATE", help="only documents dated on/before YYYY[-MM[-DD]]")

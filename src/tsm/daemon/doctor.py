@@ -13,6 +13,8 @@ from ..errors import TsmError
 from ..statedir import dir_problem
 
 Item = dict[str, Any]
+REBUILD_FIX = "run `tsm rebuild --apply` (it builds a new index beside this one, which it " \
+    "keeps as a backup)"
 
 
 def item(name: str, status: str, message: str, fix: str | None = None) -> Item:
@@ -32,7 +34,21 @@ def diagnose(settings: Settings, daemon: dict[str, Any], embedder: dict[str, Any
         {"name": "trust", "items": _trust(settings)},
     ]
     issues = sum(1 for s in sections for i in s["items"] if i["status"] != "ok")
-    return {"sections": sections, "issue_count": issues}
+    errors = sum(1 for s in sections for i in s["items"] if i["status"] == "error")
+    return {"sections": sections, "issue_count": issues, "error_count": errors}
+
+
+def _leftover_rebuild(settings: Settings) -> list[Item]:
+    """A rebuild killed before it could clean up leaves its half-built file."""
+    from .rebuild import build_path
+
+    left = build_path(settings.db_path)
+    if not left.exists():
+        return []
+    size = left.stat().st_size / 1e6
+    return [item("interrupted rebuild", "warn", f"{left} ({size:.1f} MB) is left from a "
+                 "rebuild that did not finish; the index itself was not changed",
+                 "delete it, or run `tsm rebuild --apply` again (it removes it first)")]
 
 
 def _trust(settings: Settings) -> list[Item]:
@@ -43,17 +59,19 @@ def _trust(settings: Settings) -> list[Item]:
     return [item("tsm.toml", "ok", f"index root {state}")]
 
 
-def _open(settings: Settings, conn: sqlite3.Connection | None) -> sqlite3.Connection | None:
+def _open(settings: Settings, conn: sqlite3.Connection | None
+          ) -> tuple[sqlite3.Connection | None, str | None]:
+    """The index's connection, or None and why it cannot be opened."""
     if conn is not None:
-        return conn
+        return conn, None
     if not settings.db_path.exists():
-        return None
+        return None, f"no index at {settings.db_path}"
     from ..store.connect import open_db
 
     try:
-        return open_db(settings.db_path)
-    except TsmError:
-        return None
+        return open_db(settings.db_path), None
+    except TsmError as exc:
+        return None, exc.message
 
 
 def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]:
@@ -62,21 +80,21 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]
     if not settings.db_path.exists():
         return [item("index", "error", f"no index at {settings.db_path}",
                      "run `tsm index` to create it")]
-    db = _open(settings, conn)
+    db, problem = _open(settings, conn)
     if db is None:
-        return [item("integrity", "error", f"the index at {settings.db_path} cannot be opened",
-                     "run `tsm rebuild --apply` (it keeps a backup)")]
+        return [item("integrity", "error", problem or "cannot be opened", REBUILD_FIX),
+                *_leftover_rebuild(settings)]
     try:
         result = [r[0] for r in db.execute("PRAGMA quick_check").fetchall()]
         version = migrations.schema_version(db)
         docs, chunks = db.execute("SELECT (SELECT COUNT(*) FROM documents), "
                                   "(SELECT COUNT(*) FROM chunks)").fetchone()
     except sqlite3.DatabaseError as exc:
-        return [item("integrity", "error", f"the index cannot be read: {exc}",
-                     "run `tsm rebuild --apply` (it keeps a backup)")]
+        return [item("integrity", "error", f"the index at {settings.db_path} cannot be read: "
+                     f"{exc}", REBUILD_FIX)]
     items = [item("integrity", "ok", "PRAGMA quick_check: ok") if result == ["ok"] else
              item("integrity", "error", "PRAGMA quick_check: " + "; ".join(result[:5]),
-                  "run `tsm rebuild --apply` (it keeps a backup)")]
+                  REBUILD_FIX)]
     if version == migrations.LATEST:
         items.append(item("schema", "ok", f"schema version {version}"))
     else:
@@ -86,7 +104,7 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]
     items.append(item("contents", "ok" if docs else "warn",
                       f"{docs} documents, {chunks} chunks",
                       None if docs else "run `tsm index` in your notes folder"))
-    return items
+    return items + _leftover_rebuild(settings)
 
 
 def _daemon(daemon: dict[str, Any]) -> list[Item]:
@@ -132,7 +150,7 @@ def _vectors(settings: Settings, conn: sqlite3.Connection | None,
              embedder: dict[str, Any] | None) -> list[Item]:
     from ..store import vectors
 
-    db = _open(settings, conn)
+    db, _ = _open(settings, conn)
     if db is None or settings.embedder in ("none", ""):
         return []
     model = next((w.get("model") for w in (embedder or {}).get("workers", [])

@@ -20,7 +20,8 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from .. import __version__
 from ..errors import TsmError, UserError
 from ..store.connect import open_db
-from . import protocol
+from ..store.failures import translate
+from . import arguments, protocol
 from .codec import settings_fingerprint
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tsm.daemon")
 READ_POOL_SIZE = 8
-SEARCH_FLAGS = {"text", "top_k", "mode", "fallback", "after", "before", "recent", "year",
-                "paths", "tags", "types", "include_content"}
 
 
 class EmbedderHost:
@@ -176,6 +175,12 @@ class Handlers:
             return protocol.error(exc.message, kind=exc.kind, exit_code=exc.exit_code,
                                   hint=exc.hint, error_type=type(exc).__name__)
         except Exception as exc:
+            known = translate(exc, self.settings.db_path)
+            if known is not None:
+                log.warning("op %s failed: %s", op, known.message)
+                return protocol.error(known.message, kind=known.kind,
+                                      exit_code=known.exit_code, hint=known.hint,
+                                      error_type=type(known).__name__)
             log.exception("op %s failed", op)
             return protocol.error(f"daemon error in {op}: {type(exc).__name__}: {exc}",
                                   kind="system_error", hint="see the daemon log under "
@@ -206,10 +211,8 @@ class Handlers:
         reply carries the finished text, so the client only prints it."""
         from ..render import json_format
 
-        flags = args.get("flags")
-        if not isinstance(flags, dict) or not set(flags) <= SEARCH_FLAGS:
-            raise UserError("search flags must be an object of known flags")
-        now = dt.datetime.fromisoformat(args["now"]) if args.get("now") else dt.datetime.now()
+        flags = arguments.search_flags(args)
+        now = arguments.moment(args, "now")
         render = args.get("render")
         if render in ("json", "human"):
             return {"rendered": self._search_rendered(flags, now, render)}
@@ -272,18 +275,19 @@ class Handlers:
     def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
         from ..indexing import index_paths
 
-        paths = [Path(p) for p in args.get("paths", [])]
+        paths = [Path(p) for p in arguments.texts(args, "paths")]
+        no_embed = arguments.flag(args, "no_embed")
         report = self.writer.submit(
             f"index {len(paths) or 'all'} paths",
             lambda conn: index_paths(self.settings, conn, paths, embedder=None)).result()
-        if not args.get("no_embed"):
+        if not no_embed:
             self.backfill.wake()
         return self._report(asdict(report))
 
     def op_ingest_session(self, args: dict[str, Any]) -> dict[str, Any]:
         from ..indexing import ingest_session
 
-        path = Path(args["path"])
+        path = Path(arguments.text(args, "path"))
         report = self.writer.submit(
             f"ingest {path.name}",
             lambda conn: ingest_session(self.settings, conn, path, None)).result()

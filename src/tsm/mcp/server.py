@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -98,6 +99,10 @@ or vectors_stale is true, hybrid/vector results are incomplete: say so, or use m
 def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
     """An MCPServer whose tools each make one call on `tools`."""
     started: list[bool] = []
+    db_path = tools.settings.db_path
+
+    def call(operation: Callable[[], Reply]) -> CallToolResult:
+        return _call(operation, db_path)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -143,7 +148,7 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
         include_content: Annotated[int, Field(ge=0, le=20, description="Add the whole "
                                               "document text to the top N results.")] = 0,
     ) -> CallToolResult:
-        return _call(lambda: tools.search(
+        return call(lambda: tools.search(
             query, top_k=top_k, mode=mode, fallback=fallback, paths=_listed(path),
             tags=_listed(tag), types=_listed(type), after=after, before=before, recent=recent,
             year=None if year is None else str(year), include_content=include_content))
@@ -165,7 +170,7 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
         max_chars: Annotated[int, Field(ge=200, le=200_000, description="Cut the text after "
                                         "this many characters.")] = DEFAULT_MAX_CHARS,
     ) -> CallToolResult:
-        return _call(lambda: tools.get(path, id, start_line=start_line, end_line=end_line,
+        return call(lambda: tools.get(path, id, start_line=start_line, end_line=end_line,
                                        section=section, max_chars=max_chars))
 
     @server.tool(name="list_documents", title="List documents", description=LIST_DOC,
@@ -177,19 +182,19 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
         limit: Annotated[int, Field(ge=1, le=1000, description="Rows to return.")] = 100,
         offset: Annotated[int, Field(ge=0, description="Rows to skip.")] = 0,
     ) -> CallToolResult:
-        return _call(lambda: tools.list_documents(type, path_prefix, limit, offset))
+        return call(lambda: tools.list_documents(type, path_prefix, limit, offset))
 
     @server.tool(name="list_tags", title="List tags", description=TAGS_DOC,
                  annotations=READ_ONLY)
     def list_tags(
         limit: Annotated[int, Field(ge=1, le=5000, description="Tags to return.")] = 200,
     ) -> CallToolResult:
-        return _call(lambda: tools.list_tags(limit))
+        return call(lambda: tools.list_tags(limit))
 
     @server.tool(name="status", title="Index status", description=STATUS_DOC,
                  annotations=READ_ONLY)
     def status() -> CallToolResult:
-        return _call(tools.status)
+        return call(tools.status)
 
     return server
 
@@ -201,20 +206,30 @@ def _listed(value: list[Any] | Any | None) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _call(operation: Callable[[], Reply]) -> CallToolResult:
-    """Run one tool; a TsmError becomes a tool error (isError) the model can read and act
-    on, with the same message and hint as the CLI prints. The server keeps running."""
+def _call(operation: Callable[[], Reply], db_path: Path | None = None) -> CallToolResult:
+    """Run one tool; a TsmError (or a disk, lock or corruption error of the index, named by
+    store/failures.py) becomes a tool error (isError) the model can read and act on, with
+    the same message and hint as the CLI prints. The server keeps running."""
+    from ..store.failures import translate
+
     try:
         reply = operation()
     except TsmError as exc:
-        hint = f" (hint: {exc.hint})" if exc.hint else ""
-        raise ToolError(f"{exc.kind}: {exc.message}{hint}") from exc
+        raise _tool_error(exc) from exc
     except Exception as exc:
+        known = translate(exc, db_path)
+        if known is not None:
+            raise _tool_error(known) from exc
         log.exception("tool failed")
         raise ToolError(f"system_error: unexpected {type(exc).__name__}: {exc} (hint: see "
                         "the MCP log under <state dir>/logs/mcp.log)") from exc
     return CallToolResult(content=[TextContent(type="text", text=reply.text)],
                           structured_content=reply.data)
+
+
+def _tool_error(exc: TsmError) -> ToolError:
+    hint = f" (hint: {exc.hint})" if exc.hint else ""
+    return ToolError(f"{exc.kind}: {exc.message}{hint}")
 
 
 def setup_logging(settings: Settings) -> None:

@@ -62,6 +62,10 @@ class Query:
     include_content: int = 0
 
 
+# More results than anyone reads; and SQLite's LIMIT takes 64-bit integers only (issue 14/11).
+MAX_TOP_K = 10_000
+
+
 def build_query(
     text: str | None,
     *,
@@ -82,14 +86,16 @@ def build_query(
     original = (text or "").strip()
     if not original:
         raise InvalidQuery("empty query", 'give a query, e.g. tsm search "install git"')
-    if top_k < 1:
-        raise InvalidQuery(f"-k must be at least 1, got {top_k}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidQuery(f"-k must be a whole number from 1 to {MAX_TOP_K}, got {top_k!r}")
     if mode not in MODES:
         raise InvalidQuery(f"unknown mode {mode!r}", "use hybrid, fts or vector")
     if fallback not in ("error", "fts-only"):
         raise InvalidQuery(f"unknown --fallback {fallback!r}", "use error or fts-only")
-    if include_content < 0:
-        raise InvalidQuery("--include-content must be >= 0")
+    if isinstance(include_content, bool) or not isinstance(include_content, int) or \
+            include_content < 0:
+        raise InvalidQuery(f"--include-content must be a whole number >= 0, got "
+                           f"{include_content!r}")
     remaining, extracted = extract_dates(original, today)
     start = end = None
     try:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .. import statedir
 from ..errors import IndexCorrupt, UserError
-from . import migrations
+from . import failures, migrations
 
 
 def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
@@ -19,6 +20,8 @@ def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
         if not create:
             raise UserError(f"no index at {path}", "run `tsm index` (or `tsm init`) first")
         path.parent.mkdir(mode=statedir.PRIVATE_DIR, parents=True, exist_ok=True)
+    else:
+        refuse_empty(path)
     try:
         with statedir.private_umask():  # a new DB is born 0600; its WAL and SHM copy its mode
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
@@ -30,13 +33,25 @@ def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout=30000")
         migrations.apply(conn)
         return conn
-    except sqlite3.DatabaseError as exc:
-        raise IndexCorrupt(
-            f"the index at {path} cannot be read: {exc}",
-            "run `tsm rebuild --apply` to rebuild it from your notes",
-        ) from None
+    except sqlite3.Error as exc:
+        raise failures.sqlite_error(exc, path, opening=True) from None
     except OSError as exc:
         raise IndexCorrupt(f"cannot open the index at {path}: {exc}") from None
+
+
+def refuse_empty(path: Path) -> None:
+    """A zero-byte file is not an empty index: SQLite would silently make it one, hiding a
+    truncated or lost DB. A DB being created by another process is 0 bytes for a moment
+    (connect, then the first write), so look again briefly before calling it corrupt."""
+    for _ in range(5):
+        try:
+            if path.stat().st_size > 0:
+                return
+        except OSError:
+            return  # vanished meanwhile: sqlite3.connect reports what is wrong
+        time.sleep(0.05)
+    raise IndexCorrupt(f"the index at {path} is empty (0 bytes): it is not a database",
+                       failures.REBUILD_HINT)
 
 
 class Transaction:
@@ -50,7 +65,10 @@ class Transaction:
         return self.conn
 
     def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:  # SQLite already rolled back after a full disk
+            self.conn.execute("ROLLBACK")
 
 
 @contextmanager

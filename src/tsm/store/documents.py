@@ -114,3 +114,33 @@ def touch(conn: sqlite3.Connection, doc_id: int, size: int, mtime: float) -> Non
     conn.execute("UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, doc_id))
 
 
+
+
+def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:
+    """Copy the document stored as `path` in the attached DB `schema` (same schema version)
+    with its chunks, FTS rows, tags, links and names, under new ids. Call inside a
+    transaction. False when `schema` has no such document."""
+    old = conn.execute(f"SELECT id FROM {schema}.documents WHERE path = ?", (path,)).fetchone()
+    if old is None:
+        return False
+    columns = ("path, type, title, content_hash, size, mtime, category, status, created, "
+               "updated, doc_date, date_source, aliases, text, indexed_at")
+    doc_id = conn.execute(f"INSERT INTO documents({columns}) SELECT {columns} "
+                          f"FROM {schema}.documents WHERE id = ?", (old[0],)).lastrowid
+    chunks = conn.execute(
+        f"""SELECT id, chunk_index, section, page, line, chunk_date, text, embed_hash
+            FROM {schema}.chunks WHERE document_id = ? ORDER BY chunk_index""",
+        (old[0],)).fetchall()
+    for old_chunk, *fields in chunks:
+        chunk_id = conn.execute(
+            """INSERT INTO chunks(document_id, chunk_index, section, page, line, chunk_date,
+                   text, embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            (doc_id, *fields)).lastrowid
+        conn.execute(f"""INSERT INTO chunks_fts(rowid, title, section, body, tags)
+                         SELECT ?, title, section, body, tags FROM {schema}.chunks_fts
+                         WHERE rowid = ?""", (chunk_id, old_chunk))
+    for table, cols in (("tags", "tag"), ("links", "target, link_type, target_key"),
+                        ("names", "name, kind")):
+        conn.execute(f"INSERT OR IGNORE INTO {table}(document_id, {cols}) SELECT ?, {cols} "
+                     f"FROM {schema}.{table} WHERE document_id = ?", (doc_id, old[0]))
+    return True

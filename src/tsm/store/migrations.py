@@ -180,7 +180,8 @@ def apply(conn: sqlite3.Connection) -> int:
             conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite already rolled back after a full disk
+                conn.execute("ROLLBACK")
             raise
     return schema_version(conn)
 

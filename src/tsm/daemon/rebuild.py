@@ -1,0 +1,296 @@
+"""`tsm rebuild`: a new index built beside the old one and swapped in by one rename.
+
+Until the rename the old DB is untouched, so a full disk, an interrupt or a crash leaves
+it exactly as it was; after it, the old file stays as `<db>.bak-<timestamp>` (a hard
+link made just before the rename: no copy, no extra disk space). Transcripts outside the
+root are ingested again from where they were; one that is gone keeps its old rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+import signal
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..config import Settings
+from ..errors import StorageFailure, TsmError, UserError
+from ..indexing import IndexReport, Progress
+from ..store import documents
+from ..store.connect import Transaction
+
+BUILD_SUFFIX = ".rebuild"  # the new DB while it is built: <db>.rebuild
+
+
+def plan(settings: Settings) -> dict[str, Any]:
+    """What `rebuild --apply` would do (the dry run)."""
+    from .client import daemon_state
+
+    db = settings.db_path
+    return {
+        "apply": False, "db_path": str(db), "exists": db.exists(),
+        "daemon": daemon_state(settings)["state"],
+        "steps": [
+            "stop the daemon if it runs (searches restart it afterwards)",
+            f"build a new index in {db.name}{BUILD_SUFFIX} beside the old one, from your "
+            "files and every session transcript the old index knows",
+            "keep the old rows of transcripts that can no longer be read",
+            "copy vectors of unchanged text from the old index",
+            f"swap it in with one rename; the old index stays as {db.name}.bak-<timestamp>",
+            "embed the text that has no vector yet",
+        ],
+    }
+
+
+def build_path(db: Path) -> Path:
+    return db.with_name(db.name + BUILD_SUFFIX)
+
+
+def rebuild(settings: Settings, progress: Progress | None) -> dict[str, Any]:
+    """Rebuild, swap, embed. On any failure before the swap the old DB is as it was and the
+    error (a TsmError) says so, with `details["backup"]` naming where the old index is."""
+    from .client import stop
+
+    stopped = stop(settings)
+    db = settings.db_path
+    new = build_path(db)
+    with _instance_lock(settings), _terminate_as_interrupt():
+        try:
+            built = _build(settings, new, progress)
+            backup = _swap(db, new)
+        except BaseException as exc:
+            _remove_db_files(new)
+            raise _failed(exc, db, new) from exc
+    result = {"apply": True, "backup": str(backup) if backup else None,
+              "daemon_stopped": stopped["stopped"], **built}
+    result["embedded"] = _embed(settings, result["warnings"], progress)
+    return result
+
+
+def _build(settings: Settings, new: Path, progress: Progress | None) -> dict[str, Any]:
+    from ..backend import LocalBackend
+
+    _remove_db_files(new)  # left by a rebuild that was killed: we hold the lock
+    old = settings.db_path if settings.db_path.exists() else None
+    known, old_problem = _known_sessions(old) if old else ([], None)
+    backend = LocalBackend(dataclasses.replace(settings, db_path=new))
+    try:
+        report = backend.index(embed=False, progress=progress)
+        conn = backend.conn()
+        sessions = _restore_sessions(backend.settings, conn, known, old, report)
+        reused = _reuse_vectors(conn, old) if old and not old_problem else 0
+        conn.execute("PRAGMA journal_mode=DELETE")  # fold the WAL in: one file to rename
+    finally:
+        backend.close()
+    warnings = list(report.warnings)
+    if old_problem:
+        warnings.append(f"the old index could not be read ({old_problem}): transcripts it "
+                        "knew that are not in sessions.dirs could not be found again")
+    return {"indexed": report.indexed, "chunks": report.chunks, "vectors_reused": reused,
+            "sessions": sessions, "skipped": report.skipped, "warnings": warnings}
+
+
+def _known_sessions(old: Path) -> tuple[list[str], str | None]:
+    """Stored paths of every transcript in the old index, or why it cannot be read."""
+    from ..store.connect import open_db
+
+    try:
+        conn = open_db(old)
+    except TsmError as exc:
+        return [], exc.message
+    try:
+        return [r[0] for r in conn.execute(
+            "SELECT path FROM documents WHERE type = 'session' ORDER BY path")], None
+    except sqlite3.DatabaseError as exc:
+        return [], str(exc)
+    finally:
+        conn.close()
+
+
+def transcript_path(settings: Settings, key: str) -> Path:
+    """Where a transcript stored as `key` lives (the inverse of indexing.session_key)."""
+    if key.startswith("~/"):
+        return Path.home() / key[2:]
+    if key.startswith("/"):
+        return Path(key)
+    return settings.index_root / PurePosixPath(key)
+
+
+def _restore_sessions(settings: Settings, conn: sqlite3.Connection, known: list[str],
+                      old: Path | None, report: IndexReport) -> dict[str, Any]:
+    """Ingest every transcript the old index knew that the file walk did not bring back
+    (ingest-session puts them anywhere); keep the old rows of those that cannot be read."""
+    from ..indexing import ingest_session
+
+    reingested, kept = [], []
+    for key in known:
+        if documents.stored_file(conn, key) is not None:
+            continue  # found again by the walk (sessions.dirs or inside the root)
+        path = transcript_path(settings, key)
+        reason = "the file is gone"
+        if path.is_file():
+            try:
+                ingested = ingest_session(settings, conn, path)
+                report.warnings += ingested.warnings
+                reason = "; ".join(s["reason"] for s in ingested.skipped) or "not indexed"
+            except UserError as exc:
+                reason = exc.message
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+            if documents.stored_file(conn, key) is not None:
+                reingested.append(key)
+                continue
+        assert old is not None
+        if _copy_from_old(conn, old, key):
+            kept.append({"path": key, "reason": reason})
+    return {"known": len(known), "reingested": reingested, "kept_from_old_index": kept}
+
+
+def _copy_from_old(conn: sqlite3.Connection, old: Path, key: str) -> bool:
+    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+    try:
+        with Transaction(conn):
+            return documents.copy_document(conn, "old", key)
+    finally:
+        conn.execute("DETACH DATABASE old")
+
+
+def _reuse_vectors(conn: sqlite3.Connection, old: Path) -> int:
+    """Vectors are keyed by (model, text hash): those of text still present are still right."""
+    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+    try:
+        with Transaction(conn):
+            before = conn.total_changes
+            conn.execute(
+                """INSERT OR IGNORE INTO embeddings(model, embed_hash, dim, vector)
+                   SELECT model, embed_hash, dim, vector FROM old.embeddings
+                   WHERE embed_hash IN (SELECT embed_hash FROM chunks)""")
+            for key in ("model_name", "embedding_dim"):
+                conn.execute("INSERT OR IGNORE INTO meta(key, value) "
+                             "SELECT key, value FROM old.meta WHERE key = ?", (key,))
+            return conn.total_changes - before
+    finally:
+        conn.execute("DETACH DATABASE old")
+
+
+def _swap(db: Path, new: Path) -> Path | None:
+    """Put `new` in place of `db` with one rename; the old file stays as the backup."""
+    if not db.exists():
+        os.replace(new, db)
+        return None
+    _release_wal(db)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for n in range(1, 100):  # two rebuilds within a second get two backups
+        backup = db.with_name(f"{db.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
+        try:
+            os.link(db, backup)  # a second name for the old file: no copy, no space
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise StorageFailure(f"too many backups named {db.name}.bak-{stamp}*",
+                             "remove old backups")
+    os.replace(new, db)
+    for suffix in ("-wal", "-shm"):  # a damaged old DB's companions go with its backup
+        companion = Path(f"{db}{suffix}")
+        if companion.exists():
+            os.replace(companion, Path(f"{backup}{suffix}"))
+    return backup
+
+
+def _release_wal(db: Path) -> None:
+    """Fold the old DB's WAL into it and leave WAL mode, which SQLite allows only when no
+    other connection has it open. A WAL left beside the new file would be read as its own."""
+    try:
+        conn = sqlite3.connect(db, timeout=5.0, isolation_level=None)
+    except sqlite3.Error:
+        return
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StorageFailure(f"another process has the index at {db} open ({exc})",
+                                 "close it (an MCP server, a search in progress) and run "
+                                 "`tsm rebuild --apply` again") from None
+    except sqlite3.DatabaseError:
+        pass  # damaged: it is swapped out as it is
+    finally:
+        conn.close()
+
+
+def _embed(settings: Settings, warnings: list[str], progress: Progress | None) -> int:
+    """Embed what the old index had no vector for, in the swapped-in index; a failure here
+    loses nothing (keyword search works, `tsm index` embeds the rest later)."""
+    from ..backend import LocalBackend
+    from ..store.failures import translate
+
+    backend = LocalBackend(settings)
+    try:
+        return int(backend.embed_pending(progress))
+    except Exception as exc:
+        error = exc if isinstance(exc, TsmError) else translate(exc, settings.db_path)
+        if error is None:
+            raise
+        warnings.append(f"embedding stopped: {error.message}; the rebuilt index is in place "
+                        "and `tsm index` embeds the rest")
+        return 0
+    finally:
+        backend.close()
+
+
+def _failed(exc: BaseException, db: Path, new: Path) -> TsmError:
+    """The error to show: what went wrong, and that the old index is untouched."""
+    from ..store.failures import translate
+
+    unchanged = f"nothing was replaced: the index at {db} is as it was (it is the backup)"
+    if isinstance(exc, KeyboardInterrupt):
+        error: TsmError = UserError("rebuild interrupted", unchanged)
+    else:
+        known = exc if isinstance(exc, TsmError) else translate(exc, new)
+        if known is None:
+            known = StorageFailure(f"unexpected {type(exc).__name__}: {exc}",
+                                   "rerun with TSM_DEBUG=1 and report it")
+        hint = unchanged + (f"; {known.hint}" if known.hint else "")
+        error = type(known)(f"rebuild failed: {known.message}", hint)
+    error.details = {"backup": str(db), "index_unchanged": True}
+    return error
+
+
+@contextmanager
+def _instance_lock(settings: Settings) -> Iterator[None]:
+    """Hold the daemon's instance lock: no daemon starts on the old DB while we swap it."""
+    from ..workspace import StatePaths
+    from .server import acquire_lock
+
+    fd = acquire_lock(StatePaths(settings.state_dir))
+    if fd is None:
+        raise StorageFailure("a daemon started while the rebuild began",
+                             "run `tsm stop`, then `tsm rebuild --apply` again")
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM cleans up like Ctrl-C (the half-built file is removed), then exits."""
+    try:
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _remove_db_files(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)

@@ -1,0 +1,135 @@
+"""`tsm rebuild --apply` (issue 14, items 8 and 9): every transcript the old index knew comes
+back (ingested again from where it is, or kept from the old index when it is gone), and
+the rebuild is atomic: a full disk leaves the old index exactly as it was, and the output
+always names where the old index is."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sample-session.jsonl"
+
+
+def counts(db: Path) -> tuple[str, int, int]:
+    conn = sqlite3.connect(db)
+    try:
+        return (conn.execute("PRAGMA quick_check").fetchone()[0],
+                conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0],
+                conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def sessions(tsm: Any) -> list[str]:
+    result = tsm("list", "--type", "session", "-f", "json")
+    assert result.code == 0, result.err
+    return sorted(d["path"] for d in result.json())
+
+
+def test_rebuild_keeps_transcripts_outside_the_root(indexed: Path, tsm: Any,
+                                                    tmp_path: Path) -> None:
+    elsewhere = tmp_path / "claude" / "project"
+    elsewhere.mkdir(parents=True)
+    kept, gone = elsewhere / "kept.jsonl", elsewhere / "gone.jsonl"
+    shutil.copy(FIXTURE, kept)
+    gone.write_text(FIXTURE.read_text() + json.dumps(
+        {"type": "user", "uuid": "z1", "timestamp": "2026-03-11T09:00:00.000Z",
+         "message": {"role": "user", "content": "Where did I note the zebrafish feeder?"}})
+        + "\n", encoding="utf-8")
+    for path in (kept, gone):
+        assert tsm("ingest-session", str(path), "-f", "json").code == 0
+    before = sessions(tsm)
+    assert len(before) == 2
+    gone.unlink()  # Claude Code deletes old transcripts; their indexed turns must stay
+
+    result = tsm("rebuild", "--apply", "-f", "json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert sessions(tsm) == before
+    assert data["sessions"]["known"] == 2
+    assert [Path(p).name for p in data["sessions"]["reingested"]] == ["kept.jsonl"]
+    [kept_row] = data["sessions"]["kept_from_old_index"]
+    assert kept_row["path"].endswith("gone.jsonl") and "gone" in kept_row["reason"]
+    hit = tsm("search", "zebrafish feeder", "--fts-only", "-f", "json").json()["results"]
+    assert hit and hit[0]["source"]["path"].endswith("gone.jsonl")
+    backup = Path(data["backup"])
+    assert backup.parent == indexed / ".tsm" and counts(backup)[1] == counts(
+        indexed / ".tsm" / "tsm.db")[1]
+
+    human = tsm("rebuild", "--apply", "-f", "human")
+    assert human.code == 0, human.err
+    assert "backup at " in human.out and "kept from the old index: " in human.out
+    assert sessions(tsm) == before  # and again, from the rebuilt index
+
+
+def run_with_file_size_limit(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI with RLIMIT_FSIZE: no file it writes may grow past `limit` bytes, as on a
+    disk with only that much room left (Python ignores SIGXFSZ, so writes fail with EFBIG)."""
+    def limit_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "tsm", *args], capture_output=True,
+                          text=True, env=dict(os.environ), preexec_fn=limit_files,
+                          timeout=300)
+
+
+def test_rebuild_without_room_keeps_the_old_index(indexed: Path, tsm: Any) -> None:
+    db = indexed / ".tsm" / "tsm.db"
+    assert tsm("search", "install git", "-f", "json").code == 0
+    before = counts(db)
+    size = db.stat().st_size
+    for fmt in ("json", "human"):
+        proc = run_with_file_size_limit(size // 2, "rebuild", "--apply", "-f", fmt)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        if fmt == "json":
+            error = json.loads(proc.stderr.strip().splitlines()[-1])
+            assert error["kind"] == "system_error" and error["backup"] == str(db)
+            assert error["index_unchanged"] is True
+            message = error["error"]
+        else:
+            message = proc.stderr
+        assert message.count("rebuild failed: cannot write") == 1, message
+        assert "disk may be full" in message and f"the index at {db} is as it was" in message
+        assert counts(db) == before  # same rows, and sound
+        assert not list(db.parent.glob("tsm.db.rebuild*"))  # the half-built file is gone
+        assert not list(db.parent.glob("tsm.db.bak-*"))
+    search = tsm("search", "install git", "-f", "json")
+    assert search.code == 0 and search.json()["results"][0]["source"]["path"] == \
+        "notes/git-install.md"
+    assert tsm("rebuild", "--apply", "-f", "json").code == 0  # with room, it works
+
+
+def test_a_killed_rebuild_is_reported_and_cleaned_up(indexed: Path, tsm: Any) -> None:
+    db = indexed / ".tsm" / "tsm.db"
+    left = db.with_name("tsm.db.rebuild")
+    left.write_bytes(b"half a database")  # what a rebuild killed by SIGKILL leaves
+    doctor = tsm("doctor", "-f", "json")
+    assert doctor.code == 0, doctor.err  # a warning, not an error
+    items = [i for s in doctor.json()["sections"] for i in s["items"]]
+    assert any(i["name"] == "interrupted rebuild" and i["status"] == "warn" for i in items)
+    assert tsm("rebuild", "--apply", "-f", "json").code == 0
+    assert not left.exists()
+
+
+def test_rebuild_of_an_empty_or_garbage_db(vault: Path, tsm: Any) -> None:
+    state = vault / ".tsm"
+    state.mkdir()
+    for content in (b"", b"not a database at all " * 50):
+        (state / "tsm.db").write_bytes(content)
+        result = tsm("rebuild", "--apply", "-f", "json")
+        assert result.code == 0, result.err
+        data = result.json()
+        assert data["indexed"] > 5 and any("could not be read" in w for w in data["warnings"])
+        assert Path(data["backup"]).read_bytes() == content  # the broken file, kept as it was
+        assert tsm("search", "install git", "-f", "json").code == 0
+        for backup in state.glob("tsm.db.bak-*"):
+            backup.unlink()
