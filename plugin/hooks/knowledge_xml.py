@@ -2,6 +2,9 @@
 
 Pure and stdlib only (Python 3.9+, like all hook code): the UserPromptSubmit hook calls it,
 and tests feed it hand-made dicts.
+
+Snippets and sections are shown with secrets redacted (redaction.py, tsm's own table): a key
+the user once wrote in a note stays in the note, but is never put into a prompt by itself.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import numbers
 import re
 from collections.abc import Iterable, Mapping
+
+from redaction import find_secrets, redact
 
 TYPE_CHECKING = False  # the prompt hook imports this on every prompt: no typing at run time
 if TYPE_CHECKING:
@@ -110,7 +115,7 @@ def _result_lines(index: int, result: Mapping[str, Any], snippet: str | None) ->
         f'<result index="{index}" score="{result_score(result):.3f}">',
         f'<source type="{escape_attr(category)}"{status_attr}>'
         f"{escape_text(_text(source.get('path')))}</source>",
-        f"<section>{escape_text(_text(result.get('section')))}</section>",
+        f"<section>{escape_text(redact(_text(result.get('section'))))}</section>",
         f"<snippet>\n{escape_text(snippet)}\n</snippet>" if snippet else "<snippet/>",
     ]
     related = _related_paths(result.get("related"))
@@ -121,11 +126,24 @@ def _result_lines(index: int, result: Mapping[str, Any], snippet: str | None) ->
 
 
 def _snippet_of(result: Mapping[str, Any]) -> str:
-    """The CLI's snippet, else the start of the chunk text; counted after cleaning, as shown."""
+    """The CLI's snippet, else the start of the chunk text; counted after cleaning and
+    redaction, as shown."""
+    chunk = _text(result.get("text"))
     snippet = _text(result.get("snippet"))
     if not snippet.strip():
-        snippet = _text(result.get("text"))[:TEXT_FALLBACK_CHARS]
-    return strip_illegal(snippet).strip()
+        snippet = chunk[:TEXT_FALLBACK_CHARS]
+    shown = redact(strip_illegal(snippet)).strip()
+    return shown if _clear_of_cut_secrets(shown, chunk) else ""
+
+
+def _clear_of_cut_secrets(shown: str, chunk: str) -> bool:
+    """Whether a redacted snippet is free of secrets: a snippet is a window of its chunk, and a
+    window can cut a key so short that its shape no longer matches. When the chunk holds a
+    secret, the snippet is kept only if its words appear as they are in the redacted chunk."""
+    if not find_secrets(chunk):
+        return True
+    core = " ".join(shown.strip("…").split())
+    return core in " ".join(redact(" ".join(chunk.split())).split())
 
 
 def _related_paths(related: object) -> list[str]:

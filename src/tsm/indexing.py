@@ -47,6 +47,7 @@ class IndexReport:
     skipped: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     took_ms: float = 0.0
+    malformed_lines: int = 0  # transcript lines skipped as broken (each named in `warnings`)
 
 
 def index_paths(
@@ -78,9 +79,9 @@ def index_paths(
             progress(done, len(files), display(rel))
     if not paths:
         for transcript in _session_files(settings):
-            seen.add(session_key(settings, transcript))
-            _index_file(settings, conn, transcript, session_key(settings, transcript), stored,
-                        report, _session_reader)
+            key = session_key(settings, transcript)
+            seen.add(key)
+            _index_session(settings, conn, transcript, key, stored.get(key), report)
     for rel, old in documents.stored_files(conn).items():  # fresh: renames already moved
         if rel.startswith(("~/", "/")):  # transcripts outside the root: ingested explicitly
             continue
@@ -135,12 +136,64 @@ def ingest_session(settings: Settings, conn: sqlite3.Connection, path: Path,
         raise UserError(f"no such transcript: {path}")
     report = IndexReport()
     key = session_key(settings, path)
-    stored = {key: old} if (old := documents.stored_file(conn, key)) else {}
-    _index_file(settings, conn, path.resolve(), key, stored, report, _session_reader)
+    _index_session(settings, conn, path, key, documents.stored_file(conn, key), report)
     if embedder is not None and report.indexed:
         embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
+
+
+def _index_session(settings: Settings, conn: sqlite3.Connection, path: Path, key: str,
+                   old: documents.StoredFile | None, report: IndexReport) -> None:
+    """Index one transcript, streamed (sources/session.py). A transcript that cannot be read
+    or parsed this time keeps its indexed version: it is append-only, so a failure says
+    nothing about what it held (a disk hiccup, a line being written, a file being moved)."""
+    from .sources import session
+
+    try:
+        info = path.stat()
+        if old and old.size == info.st_size and old.mtime == info.st_mtime:
+            report.unchanged += 1
+            return
+        transcript, content_hash, info = session.stream(path)
+        if old and old.content_hash == content_hash:
+            with Transaction(conn):
+                documents.touch(conn, old.id, info.st_size, info.st_mtime)
+            report.unchanged += 1
+            return
+        doc = _with_date(session.document(key, transcript), info.st_mtime)
+    except Exception as exc:  # a reader bug must cost this file's update, never its index
+        reason = _skip_reason(exc)
+        if old:
+            reason += "; the indexed version is kept"
+        report.skipped.append({"path": key, "reason": reason})
+        return
+    if doc.malformed_lines:
+        report.malformed_lines += doc.malformed_lines
+        report.warnings.append(f"{key}: skipped {doc.malformed_lines} malformed lines")
+    with Transaction(conn):
+        for twin in documents.find_by_hash(conn, content_hash):
+            if twin.path != key and not _stored_path(settings, twin.path).exists():
+                documents.delete_document(conn, twin.id)  # moved: re-pointed, not duplicated
+                report.renamed += 1
+        report.chunks += write(settings, conn, doc, content_hash=content_hash,
+                               size=info.st_size, mtime=info.st_mtime)
+    report.indexed += 1
+
+
+def _skip_reason(exc: Exception) -> str:
+    if isinstance(exc, SkipFile):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"unreadable: {exc.strerror or exc}"
+    return f"cannot parse: {type(exc).__name__}: {exc}"
+
+
+def _stored_path(settings: Settings, key: str) -> Path:
+    """Where a stored path points: `~/…` and absolute transcript keys, else inside the root."""
+    if key.startswith("~/"):
+        return Path.home() / key[2:]
+    return Path(key) if key.startswith("/") else settings.index_root / key
 
 
 def _targets(settings: Settings, conn: sqlite3.Connection, paths: list[Path], reach: Reach,

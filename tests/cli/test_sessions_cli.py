@@ -73,3 +73,82 @@ def test_index_picks_up_session_folders(vault: Path, tsm: Any, tmp_path: Path) -
     types = {d["type"] for d in tsm("list", "-f", "json").json()}
     assert "session" in types
     assert tsm("index", "-f", "json").json()["indexed"] == 0
+
+
+# --- issue 14 items 3 and 8: secrets never stored, bad lines never cost the session ---------
+
+NO_VECTORS = {"TSM_EMBEDDER": "none"}  # what is tested here is the keyword index
+
+
+def record(kind: str, uuid: str, content: Any, stamp: str = "2026-03-13T08:00:00.000Z") -> str:
+    return json.dumps({"type": kind, "uuid": uuid, "timestamp": stamp, "isSidechain": False,
+                       "message": {"role": kind, "content": content}}, ensure_ascii=False)
+
+
+def sessions(tsm: Any) -> list[dict]:
+    return [d for d in tsm("list", "-f", "json", env=NO_VECTORS).json()
+            if d["type"] == "session"]
+
+
+def test_secrets_in_a_transcript_are_not_stored(vault: Path, tsm: Any, tmp_path: Path) -> None:
+    key = "sk-ant-" + "api03-" + "Qw7" * 30
+    transcript = tmp_path / "secret.jsonl"
+    transcript.write_text("\n".join([
+        record("user", "u1", f"Why is the deploy key {key} rejected by the gateway?"),
+        record("assistant", "a1", [{"type": "text", "text": (
+            "Try again with DB_PASSWORD=Tr0ub4dor and postgres://app:Tr0ub4dor@db:5432/x.")}]),
+    ]) + "\n", encoding="utf-8")
+    result = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS)
+    assert result.code == 0 and result.json()["indexed"] == 1, result.err
+    for query in (key, "Tr0ub4dor", "deploy key rejected by the gateway"):
+        hits = json.dumps(tsm("search", query, "--fts-only", "-f", "json",
+                              env=NO_VECTORS).json()["results"])
+        assert key not in hits and "Tr0ub4dor" not in hits, query
+        assert not query.startswith("deploy") or "[redacted:anthropic-key]" in hits, query
+    text = tsm("get", sessions(tsm)[0]["path"], "-f", "json", env=NO_VECTORS).out
+    assert key not in text and "Tr0ub4dor" not in text
+    assert "[redacted:anthropic-key]" in text and "[redacted:url-credentials]" in text
+
+
+def test_bad_lines_are_skipped_and_counted_never_the_session(vault: Path, tsm: Any,
+                                                            tmp_path: Path) -> None:
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURE, transcript)
+    first = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()
+    assert first["indexed"] == 1 and first["malformed_lines"] == 1
+    cut = record("user", "u8", "途中で切れた行です、長い質問のつもり").encode()[:-5]
+    appended = [
+        record("user", "u9", "A prompt stamped in an impossible year", "9999-12-31T23:59:59-12:00"),
+        cut.decode("utf-8", "ignore"),  # placeholder, replaced by the raw bytes below
+        '{"type": "user", "message": {"content": 42}}',
+        record("user", "u10", "And a perfectly good prompt after all that"),
+    ]
+    with transcript.open("ab") as fh:
+        for line in appended:
+            fh.write((cut if line == appended[1] else line.encode()) + b"\n")
+    grown = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()
+    assert grown["indexed"] == 1 and grown["removed"] == 0 and grown["skipped"] == []
+    assert grown["malformed_lines"] == 3  # the fixture's own, the cut line, content 42
+    listed = sessions(tsm)
+    assert len(listed) == 1 and listed[0]["chunk_count"] == 5
+    hits = tsm("search", "perfectly good prompt", "--type", "session", "--fts-only", "-f",
+               "json", env=NO_VECTORS).json()["results"]
+    assert hits and hits[0]["section"] == "Q: And a perfectly good prompt after all that"
+
+
+def test_an_unreadable_or_garbled_transcript_keeps_its_indexed_version(
+        vault: Path, tsm: Any, tmp_path: Path) -> None:
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURE, transcript)
+    assert tsm("ingest-session", str(transcript), "-f", "json",
+               env=NO_VECTORS).json()["indexed"] == 1
+    before = sessions(tsm)
+    for garbage in (b"", b"\xff\xfe\x00 binary junk \x00\n", b"not json at all\n"):
+        transcript.write_bytes(garbage)
+        report = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()
+        assert report["removed"] == 0 and report["indexed"] == 0, garbage
+        assert report["skipped"][0]["reason"].endswith("the indexed version is kept")
+        assert sessions(tsm) == before
+    (vault / "tsm.toml").write_text(f'[sessions]\ndirs = ["{tmp_path}"]\n')
+    report = tsm("index", "-f", "json", env=NO_VECTORS).json()
+    assert report["removed"] == 0 and sessions(tsm) == before

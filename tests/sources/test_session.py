@@ -396,3 +396,135 @@ def test_sample_fixture() -> None:
     assert doc.title == "2026-03-10 Claude session: Setting up LoRa tracker firmware"
     assert doc.malformed_lines == 1
     assert "Subagent" not in doc.text and "Caveat" not in doc.text
+
+
+# --- secrets, broken lines, streaming (issue 14 items 3, 8, 15) ---------------------------
+
+ANT_KEY = "sk-ant-" + "api03-" + "Zx9" * 30
+
+
+def test_secrets_are_redacted_before_anything_is_stored() -> None:
+    pem = ("-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAA\n" * 4 +
+           "-----END OPENSSH PRIVATE KEY-----")
+    data = jsonl(
+        line("custom-title", "t1", "2026-03-14T12:00:00Z", customTitle=f"debug {ANT_KEY}"),
+        user("u1", "2026-03-14T12:00:00Z", f"Why does {ANT_KEY} fail with password=hunter22 here?"),
+        assistant("a1", "2026-03-14T12:00:01Z", [text(f"Your key is:\n{pem}\nRotate it.")]),
+    )
+    doc = read(Path("s.jsonl"), "s.jsonl", data)
+    stored = doc.title + doc.text + "".join(s.heading + s.text for s in doc.sections)
+    for secret in (ANT_KEY, "hunter22", "b3BlbnNzaC1rZXktdjEAAAAA"):
+        assert secret not in stored
+    assert doc.sections[0].heading == ("Q: Why does [redacted:anthropic-key] fail with "
+                                       "password=[redacted:password] here?")
+    assert "A: Your key is:\n[redacted:private-key]\nRotate it." in doc.text
+    assert doc.title.endswith("Claude session: debug [redacted:anthropic-key]")
+
+
+def test_an_impossible_timestamp_costs_the_date_not_the_file() -> None:
+    good = [user("u1", "2026-03-14T12:00:00Z", "A first question that is dated"),
+            assistant("a1", "2026-03-14T12:00:01Z", [text("A first answer, dated too.")])]
+    for stamp in ("9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+14:00",
+                  "2999-01-01T00:00:00Z", "2026-02-30T00:00:00Z", "+275760-09-13"):
+        data = jsonl(*good, user("u2", stamp, "A question with a broken timestamp"))
+        doc = read(Path("s.jsonl"), "s.jsonl", data)
+        assert [s.date for s in doc.sections] == ["2026-03-14", None], stamp
+        assert doc.date == "2026-03-14"
+
+
+def test_a_line_cut_mid_character_is_counted_and_the_rest_kept() -> None:
+    cut = user("u2", "2026-03-14T12:00:02Z", "狩猟免許の更新に必要な書類は？").encode()[:-4]
+    data = (jsonl(user("u1", "2026-03-14T12:00:00Z", "The first question, intact."))
+            + cut + b"\n" + jsonl(user("u3", "2026-03-14T12:00:03Z", "A later question.")))
+    doc = read(Path("s.jsonl"), "s.jsonl", data)
+    assert [s.heading for s in doc.sections] == ["Q: The first question, intact.",
+                                                  "Q: A later question."]
+    assert doc.malformed_lines == 1
+
+
+@pytest.mark.parametrize("broken", [
+    {"type": "summary", "summary": "Some summary", "leafUuid": ["not", "hashable"]},
+    {"type": "user", "uuid": ["u"], "message": {"content": "ok"}},
+    {"type": "user", "message": {"content": [None, 3, {"type": "text", "text": 7}]}},
+    {"type": "user", "message": {"content": {"text": "a dict, not a list"}}},
+    {"type": "assistant", "message": {"content": [{"type": "text", "text": ["x"]}]}},
+    {"type": "assistant", "timestamp": [12], "message": {"content": 5, "model": []}},
+    {"type": "attachment", "attachment": {"type": "queued_command", "prompt": {"x": 1}}},
+    {"type": "custom-title", "customTitle": {"a": 1}},
+    {"type": "user", "isCompactSummary": [], "message": {"content": [[[]]]}},
+])
+def test_wrong_types_anywhere_cost_at_most_their_line(broken: dict[str, Any]) -> None:
+    data = jsonl(user("u1", "2026-03-14T12:00:00Z", "A question that must survive"),
+                 json.dumps(broken),
+                 assistant("a1", "2026-03-14T12:00:01Z", [text("And its answer survives.")]))
+    doc = read(Path("s.jsonl"), "s.jsonl", data)
+    assert doc.sections[0].text == ("Q: A question that must survive\n\n"
+                                    "A: And its answer survives.")
+    assert doc.malformed_lines <= 1
+
+
+def test_lone_surrogates_are_replaced_not_stored() -> None:
+    data = (b'{"type": "user", "uuid": "u1", "message": {"content": "Broken \\ud800 emoji '
+            b'and a good one \\ud83e\\udd8a here"}}\n'
+            b'{"type": "custom-title", "customTitle": "title \\udfff"}\n')
+    doc = read(Path("s.jsonl"), "s.jsonl", data)
+    assert doc.sections[0].heading == "Q: Broken \ufffd emoji and a good one \U0001f98a here"
+    assert doc.title == "Claude session: title \ufffd"
+    doc.text.encode("utf-8")  # storable
+
+
+def test_twenty_thousand_blocks_are_kept_in_order_without_repeats() -> None:
+    blocks = [assistant(f"a{n}", "2026-03-14T12:00:01Z",
+                        [text(f"Step {n % 15000}: migrate table t{n % 15000} now.")])
+              for n in range(20000)]
+    data = jsonl(user("u1", "2026-03-14T12:00:00Z", "Explain the whole migration"), *blocks)
+    doc = read(Path("s.jsonl"), "s.jsonl", data)
+    answer = doc.sections[0].text.split("\n\nA: ", 1)[1].split("\n\n")
+    assert len(answer) == 15000  # the last 5,000 repeat earlier blocks
+    assert answer[0] == "Step 0: migrate table t0 now."
+    assert answer[-1] == "Step 14999: migrate table t14999 now."
+
+
+def test_stream_reads_line_by_line_what_parse_reads_whole(tmp_path: Path) -> None:
+    import hashlib
+
+    from tsm.sources.session import document, stream
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(FIXTURE.read_bytes() + b'{"type": "user", "message": {"content": "half')
+    transcript, digest, info = stream(path)
+    assert transcript == parse(path.read_bytes())
+    assert transcript.malformed == 2  # the fixture's own broken line and the half-written one
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert info.st_size == path.stat().st_size
+    assert document("s.jsonl", transcript) == read(path, "s.jsonl", path.read_bytes())
+
+
+def test_a_line_over_the_limit_is_skipped_unread(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from tsm.sources import session
+
+    monkeypatch.setattr(session, "MAX_LINE_BYTES", 1000)
+    path = tmp_path / "s.jsonl"
+    huge = user("r1", "2026-03-14T12:00:01Z", [tool_result("t1", "x" * 5000)])
+    path.write_bytes(jsonl(user("u1", "2026-03-14T12:00:00Z", "A question before the dump"),
+                           huge, assistant("a1", "2026-03-14T12:00:02Z", [text("After it.")]),
+                           user("u2", "2026-03-14T12:00:03Z", "A question after the dump")))
+    transcript, digest, _ = session.stream(path)
+    assert [t.question for t in transcript.turns] == ["A question before the dump",
+                                                      "A question after the dump"]
+    assert transcript.malformed == 1
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    import os
+
+    from tsm.sources.session import stream
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(SkipFile, match="not a regular file"):
+        stream(fifo)
