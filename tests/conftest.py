@@ -20,9 +20,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from isolation import FIXED_NOW, isolated_environ  # noqa: E402
 from sample_vault import copy_tracked, fingerprint  # noqa: E402
-
-FIXED_NOW = "2026-03-20T12:00:00"
 
 
 @pytest.fixture(autouse=True)
@@ -36,13 +35,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     monkeypatch.setenv("TSM_NOW", FIXED_NOW)  # dates and recency never rot with the calendar
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     yield
-
-
-def session_environ(base: Path) -> dict[str, str]:
-    """The environment `isolated_env` gives a test, for processes a session fixture starts."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TSM_")}
-    return env | {"TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "0", "TSM_NOW": FIXED_NOW,
-                  "XDG_CONFIG_HOME": str(base / "xdg")}
 
 
 @pytest.fixture
@@ -92,7 +84,7 @@ def sample_index_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("sample-index")
     root = copy_tracked(base / "vault")
     proc = subprocess.run([sys.executable, "-m", "tsm", "index", "-f", "json"],
-                          env={**session_environ(base), "TSM_INDEX_ROOT": str(root)}, cwd=base,
+                          env={**isolated_environ(base), "TSM_INDEX_ROOT": str(root)}, cwd=base,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return root

@@ -40,18 +40,16 @@ def test_incremental_index(vault: Path, tsm: Any) -> None:
     assert hits[0]["source"]["path"] == "notes/shell-setup.md"
 
 
-def test_touch_without_change_costs_no_reindex(vault: Path, tsm: Any) -> None:
-    index(tsm)
-    note = vault / "notes" / "shell-setup.md"
+def test_touch_without_change_costs_no_reindex(indexed: Path, tsm: Any) -> None:
+    note = indexed / "notes" / "shell-setup.md"
     os.utime(note, (1, 1))
     data = index(tsm)
     assert data["indexed"] == 0 and data["unchanged"] == 8
 
 
-def test_deleted_and_renamed_files(vault: Path, tsm: Any) -> None:
-    index(tsm)
-    (vault / "notes" / "reading-list.txt").unlink()
-    (vault / "notes" / "shell-setup.md").rename(vault / "notes" / "shell.md")
+def test_deleted_and_renamed_files(indexed: Path, tsm: Any) -> None:
+    (indexed / "notes" / "reading-list.txt").unlink()
+    (indexed / "notes" / "shell-setup.md").rename(indexed / "notes" / "shell.md")
     data = index(tsm)
     assert data["removed"] == 1 and data["renamed"] == 1 and data["indexed"] == 1
     listed = [d["path"] for d in tsm("list", "-f", "json").json()]
@@ -117,8 +115,7 @@ def test_interrupted_run_keeps_previous_state(vault: Path, tsm: Any) -> None:
     assert before == fts > 0
 
 
-def test_browse_commands_json(vault: Path, tsm: Any) -> None:
-    index(tsm)
+def test_browse_commands_json(indexed_read_only: Path, tsm: Any) -> None:
     docs = tsm("list", "-f", "json").json()
     assert isinstance(docs, list) and len(docs) == 8
     for doc in docs:

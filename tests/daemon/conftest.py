@@ -1,5 +1,9 @@
 """Fixtures: `indexed_template` (the sample vault indexed once per session with the real
-model), `harness` (a copy of it, no daemon yet) and `daemon` (the same, daemon running)."""
+model), `harness` (a copy of it, no daemon yet) and `daemon` (the same, daemon running).
+
+For tests that only search (never change a file, the settings or the daemon), a module
+shares `shared_daemon` (one daemon on a copy) and `in_process` (another copy, no daemon):
+starting a daemon loads the model, which is most of such a test's time."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from daemon_harness import Harness  # noqa: E402
+from isolation import isolated_environ  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -31,3 +36,20 @@ def harness(indexed_template: Path) -> Iterator[Harness]:
 def daemon(harness: Harness) -> Harness:
     harness.start()
     return harness
+
+
+@pytest.fixture(scope="module")
+def shared_daemon(indexed_template: Path,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
+    h = Harness(indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")))
+    h.start()
+    yield h
+    h.close()
+
+
+@pytest.fixture(scope="module")
+def in_process(indexed_template: Path,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
+    h = Harness(indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")))
+    yield h
+    h.close()

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,10 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str,
 class Harness:
     """One vault (copied), its state dir, and at most one daemon process."""
 
-    def __init__(self, template: Path | None = None) -> None:
+    def __init__(self, template: Path | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
+        """A copy of `template` (default: the sample vault); processes get `environ`
+        (default: os.environ, which the autouse `isolated_env` fixture has cleaned)."""
         self.dir = Path(tempfile.mkdtemp(prefix="tsmd", dir="/tmp"))
         self.root = self.dir / "v"
         if template is None:
@@ -63,7 +66,8 @@ class Harness:
             shutil.copytree(template, self.root)
         self.state = self.root / ".tsm"
         self.socket = self.state / "tsmd.sock"
-        self.env = {**os.environ, "TSM_INDEX_ROOT": str(self.root), "TSM_AUTOSTART": "0"}
+        self.env = {**(os.environ if environ is None else environ),
+                    "TSM_INDEX_ROOT": str(self.root), "TSM_AUTOSTART": "0"}
         self.env.pop("TSM_STATE_DIR", None)
         self.env.pop("TSM_DB_PATH", None)
         self.proc: subprocess.Popen[bytes] | None = None

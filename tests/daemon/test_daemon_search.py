@@ -20,23 +20,24 @@ def served(h: Harness) -> int:
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: " ".join(q))
-def test_daemon_and_in_process_give_the_same_json(harness: Harness, query: tuple[str, ...]
-                                                  ) -> None:
-    local = harness.cli("search", *query, "-f", "json")
+def test_daemon_and_in_process_give_the_same_json(in_process: Harness, shared_daemon: Harness,
+                                                  query: tuple[str, ...]) -> None:
+    local = in_process.cli("search", *query, "-f", "json")
     assert local.code == 0, local.err
-    harness.start()
-    before = served(harness)
-    remote = harness.cli("search", *query, "-f", "json")
+    before = served(shared_daemon)
+    remote = shared_daemon.cli("search", *query, "-f", "json")
     assert remote.code == 0, remote.err
-    assert served(harness) == before + 1  # the daemon answered, not an in-process fallback
+    assert served(shared_daemon) == before + 1  # the daemon answered, not a fallback
     assert comparable(remote.json()) == comparable(local.json())
 
 
-def test_human_output_is_rendered_from_the_daemon_reply(harness: Harness) -> None:
-    local = harness.cli("search", "install git", "-f", "human")
-    harness.start()
-    remote = harness.cli("search", "install git", "-f", "human")
+def test_human_output_is_rendered_from_the_daemon_reply(in_process: Harness,
+                                                        shared_daemon: Harness) -> None:
+    local = in_process.cli("search", "install git", "-f", "human")
+    before = served(shared_daemon)
+    remote = shared_daemon.cli("search", "install git", "-f", "human")
     assert remote.code == 0, remote.err
+    assert served(shared_daemon) == before + 1
     assert remote.out == local.out
 
 
@@ -54,18 +55,19 @@ def test_user_errors_keep_their_exit_code_through_the_daemon(daemon: Harness) ->
     ("search", "git", "--no-such-flag"),
     ("search", "git", "--type", "video", "-f", "json"),
 ], ids=lambda a: " ".join(a))
-def test_errors_read_the_same_through_the_daemon(harness: Harness, argv: tuple[str, ...]
-                                                 ) -> None:
+def test_errors_read_the_same_through_the_daemon(in_process: Harness, shared_daemon: Harness,
+                                                 argv: tuple[str, ...]) -> None:
     """The daemon runs the CLI's own parser on the forwarded command line: same message,
     same exit code, same stream."""
-    local = harness.cli(*argv)
+    local = in_process.cli(*argv)
     assert local.code == 1, local.err
-    harness.start()
-    before = served(harness)
-    remote = harness.cli(*argv)
+    requests = int(shared_daemon.status()["daemon"]["requests"])
+    before = served(shared_daemon)
+    remote = shared_daemon.cli(*argv)
     assert (remote.code, remote.out, remote.err) == (local.code, local.out, local.err)
-    assert int(harness.status()["daemon"]["requests"]) > 0
-    assert served(harness) == before  # rejected before any search ran
+    # Two more status requests (served() and this one) and the forwarded command line.
+    assert int(shared_daemon.status()["daemon"]["requests"]) == requests + 3
+    assert served(shared_daemon) == before  # rejected before any search ran
 
 
 def test_the_clock_of_the_client_is_used(daemon: Harness) -> None:
