@@ -1,8 +1,14 @@
 """Markdown notes: YAML frontmatter, inline #tags, heading tree → sections, wikilinks and
-relative links. Code fences are skipped for headings, tags and links."""
+relative links. Code fences are skipped for headings, tags and links.
+
+Linear time on any input (a note is untrusted): no pattern here can backtrack over a line
+more than a constant number of times, since each scan stops at the next bracket, quote or
+space; bench/markdown_adversarial.py measures it against plain text. The frontmatter is
+capped in size and YAML aliases are refused (an alias bomb expands exponentially)."""
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from pathlib import Path
@@ -13,15 +19,20 @@ from ..models import Document, Link, Section
 from . import decode_text
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+FRONTMATTER_MAX_CHARS = 64 * 1024  # larger: its metadata is ignored, like broken YAML
+FRONTMATTER_MAX_DEPTH = 32
+_HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*)")  # the closing #s: _heading_text
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # A tag starts after whitespace or line start, has at least one non-digit, may nest with '/'.
 _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d][\w\-/]*|\d+[^\W\d][\w\-/]*)", re.UNICODE)
-_WIKILINK = re.compile(r"!?\[\[([^\]\|#\n]*)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]")
+# No bracket inside a link's parts: a scan stops at the next '[' or ']', so a line of
+# brackets costs one pass (with '[^\]]*' each '[' scanned to the end of the line: quadratic).
+_WIKILINK = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MD_LINK = re.compile(
-    r"(?<!!)\[[^\]\n]*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+[\"'][^)]*[\"'])?\s*\)")
+    r"(?<!!)\[[^\[\]\n]*\]\(\s*(?:<([^<>\n]+)>|([^\s()<>\[\]]+))"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
-_INLINE_CODE = re.compile(r"(`+)[^\n]*?\1")  # `code`, ``code with ` inside``
+_BACKTICKS = re.compile(r"`+")
 
 
 def read(path: Path, rel: str, data: bytes) -> Document:
@@ -55,13 +66,36 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
         return {}, text, 1
     body = text[match.end():]
     first_line = text[: match.end()].count("\n") + 1
+    if match.end() > FRONTMATTER_MAX_CHARS:
+        return {}, body, first_line
     import yaml
 
     try:
-        meta = yaml.safe_load(match.group(1) or "") or {}
-    except (yaml.YAMLError, ValueError, TypeError):  # e.g. created: 2024-13-45
+        meta = _load_yaml(match.group(1) or "") or {}
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):  # created: 2024-13-45
         return {}, body, first_line
     return (meta if isinstance(meta, dict) else {}), body, first_line
+
+
+def _load_yaml(text: str) -> Any:
+    """PyYAML's safe loader, after a pass over the parse events that refuses aliases (nested
+    aliases expand exponentially: a 400-byte `tags:` bomb ran a minute to MemoryError) and
+    nesting deeper than FRONTMATTER_MAX_DEPTH (libyaml's loader recurses on the C stack and
+    crashes the process on `[[[[…`). The event parser itself keeps an explicit stack."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.YAMLError("YAML aliases are not allowed in frontmatter")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > FRONTMATTER_MAX_DEPTH:
+                raise yaml.YAMLError("frontmatter nested too deeply")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return yaml.load(text, Loader=loader)
 
 
 def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
@@ -94,10 +128,10 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
             fence = fence_match.group(1)
             current.append(line)
             continue
-        heading = _HEADING.match(line)
+        heading = _HEADING.fullmatch(line)
         if heading:
             flush(lineno)
-            level, title = len(heading.group(1)), _strip_inline(heading.group(2))
+            level, title = len(heading.group(1)), _strip_inline(_heading_text(heading.group(2)))
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, title))
@@ -105,7 +139,7 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
                 h1s.append(title)
             continue
         current.append(line)
-        plain = _INLINE_CODE.sub(" ", line)
+        plain = _without_code_spans(line)
         tags += [t.rstrip("/-") for t in _TAG.findall(plain)]
         links += [Link(t.strip(), "wikilink") for t in _WIKILINK.findall(plain) if t.strip()]
         for angled, bare in _MD_LINK.findall(plain):
@@ -114,6 +148,42 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
                 links.append(Link(unquote(target.split("#")[0]), "markdown"))
     flush(0)
     return sections, h1s, tags, links
+
+
+def _heading_text(text: str) -> str:
+    """A heading's text without its optional closing sequence (`## Title ##`)."""
+    text = text.rstrip(" \t")
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare.rstrip(" \t")
+    return text
+
+
+def _without_code_spans(line: str) -> str:
+    """The line with each `code` span replaced by a space. A span closes at the next run of
+    exactly as many backticks (CommonMark); runs are paired through an index by length, so
+    an unclosed run costs one lookup, not a scan of the rest of the line."""
+    if "`" not in line:
+        return line
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(line)]
+    by_length: dict[int, list[int]] = {}
+    for i, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(i)
+    parts, kept_from, i = [], 0, 0
+    while i < len(runs):
+        start, end = runs[i]
+        same = by_length[end - start]
+        k = bisect.bisect_right(same, i)
+        if k == len(same):  # no closing run: the backticks are literal
+            i += 1
+            continue
+        close = same[k]
+        parts.append(line[kept_from:start])
+        parts.append(" ")
+        kept_from = runs[close][1]
+        i = close + 1
+    parts.append(line[kept_from:])
+    return "".join(parts)
 
 
 def _strip_inline(text: str) -> str:

@@ -30,10 +30,14 @@ def read(path: Path, rel: str, data: bytes) -> Document:
     )
     if not sections:
         raise SkipFile("PDF has no extractable text (scanned?)")
-    title = str(meta_title).strip() if meta_title and str(meta_title).strip() else path.stem
+    title = _clean(str(meta_title)) if meta_title else ""
+    title = " ".join(title.split()) or path.stem
     return Document(path=rel, type="pdf", title=title,
                     text="\n\n".join(s.text for s in sections), sections=sections)
 
 
 def _clean(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.replace("\x00", "").splitlines()).strip()
+    """Text as the index can store it: no NULs, no lone surrogates (a broken ToUnicode map can
+    produce them, and SQLite cannot encode them), no trailing blanks."""
+    text = text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip()
