@@ -236,8 +236,8 @@ def _private_dir(path: Path) -> Path:
         pass
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or \
-            info.st_uid != os.getuid():
-        raise OSError(f"refusing to write in {path}: a symlink, not a folder, or not yours")
+            info.st_uid != os.getuid() or info.st_mode & stat.S_ISVTX:  # S_ISVTX: like /tmp
+        raise OSError(f"refusing to write in {path}: a symlink, not a folder, shared or not yours")
     if info.st_mode & 0o077:
         os.chmod(path, 0o700)
     return path

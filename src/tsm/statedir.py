@@ -64,6 +64,8 @@ def _dir_problem(info: os.stat_result) -> str | None:
         return "it is not a directory"
     if info.st_uid != os.getuid():
         return f"it belongs to uid {info.st_uid}, not to you (uid {os.getuid()})"
+    if info.st_mode & stat.S_ISVTX:  # /tmp and the like: shared by design, never ours to close
+        return "it is a shared folder (sticky bit), not a state dir of its own"
     return None
 
 

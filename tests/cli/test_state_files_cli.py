@@ -115,6 +115,17 @@ def test_a_state_dir_of_another_user_is_refused(vault: Path, tsm: Tsm) -> None:
     assert result.code == 2 and "uid 65534" in result.error()["error"]
 
 
+def test_a_shared_sticky_folder_is_refused_not_closed(vault: Path, tsm: Tsm,
+                                                     tmp_path: Path) -> None:
+    """TSM_STATE_DIR=/tmp must not chmod /tmp to 0700, even for root who owns it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    result = tsm("index", "-f", "json", env={**NO_MODEL, "TSM_STATE_DIR": str(shared)})
+    assert result.code == 2 and "shared folder" in result.error()["error"]
+    assert mode(shared) == 0o1777
+
+
 def test_the_rebuild_backup_is_private(vault: Path, tsm: Tsm) -> None:
     assert index(tsm).code == 0
     (vault / ".tsm" / "tsm.db").chmod(0o644)  # as an older tsm left it
@@ -132,8 +143,12 @@ def test_a_link_planted_under_the_backup_name_is_refused(vault: Path, tsm: Tsm,
         stamp = (now + dt.timedelta(seconds=seconds)).strftime("%Y%m%d-%H%M%S")
         (vault / ".tsm" / f"tsm.db.bak-{stamp}").symlink_to(victim)
     result = tsm("rebuild", "--apply", "-f", "json", env=NO_MODEL)
-    assert result.code == 2, result.err
-    assert "Traceback" not in result.err and result.error()["kind"] == "system_error"
+    assert "Traceback" not in result.err
+    if result.code == 0:  # a fresh name beside the links, never through one
+        backup = Path(result.json()["backup"])
+        assert not backup.is_symlink() and mode(backup) == 0o600
+    else:
+        assert result.code == 2 and result.error()["kind"] == "system_error"
     assert victim.read_text() == "untouched\n"
 
 

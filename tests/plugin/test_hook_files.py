@@ -161,6 +161,14 @@ def test_a_state_dir_of_another_user_is_not_written(vault: Path) -> None:
     assert not (logs / "hooks.log").exists()
 
 
+def test_a_shared_sticky_state_dir_is_left_as_it_is(vault: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    failing_hook(vault, TSM_STATE_DIR=str(shared))
+    assert mode(shared) == 0o1777 and not (shared / "logs").exists()
+
+
 def test_control_characters_in_a_logged_value_stay_on_one_line(vault: Path,
                                                                 tmp_path: Path) -> None:
     """A stand-in tsm whose error message (a filename, a config value) carries a newline,
