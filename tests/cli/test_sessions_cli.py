@@ -63,13 +63,13 @@ def test_bad_transcripts(vault: Path, tsm: Any, tmp_path: Path) -> None:
     assert result.code == 0 and result.json()["skipped"][0]["reason"] == "not valid UTF-8"
 
 
-def test_index_picks_up_session_folders(vault: Path, tsm: Any, tmp_path: Path) -> None:
+def test_index_picks_up_session_folders(indexed: Path, tsm: Any, tmp_path: Path) -> None:
     folder = tmp_path / "claude-projects" / "notes"
     folder.mkdir(parents=True)
     shutil.copy(FIXTURE, folder / "abc.jsonl")
-    (vault / "tsm.toml").write_text(f'[sessions]\ndirs = ["{folder.parent}"]\n')
+    (indexed / "tsm.toml").write_text(f'[sessions]\ndirs = ["{folder.parent}"]\n')
     data = tsm("index", "-f", "json").json()
-    assert data["indexed"] == 9
+    assert data["indexed"] == 1 and data["unchanged"] == 8  # the notes were indexed before
     types = {d["type"] for d in tsm("list", "-f", "json").json()}
     assert "session" in types
     assert tsm("index", "-f", "json").json()["indexed"] == 0
