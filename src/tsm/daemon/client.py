@@ -184,15 +184,26 @@ def ensure_started(settings: Settings, wait: float) -> bool:
                 time.sleep(0.02)
         if _answers(paths):
             return True
+        child = None
         if daemon_state(settings)["state"] not in ("running", "starting"):
-            spawn(settings)
+            child = spawn(settings)
         while time.monotonic() < deadline:
             if _answers(paths):
                 return True
+            if child is not None and _exited(child):
+                return False  # it could not start (say a corrupt DB): no point waiting
             time.sleep(0.02)
         return False
     finally:
         os.close(fd)  # releases the flock
+
+
+def _exited(pid: int) -> bool:
+    """Whether our child `pid` has exited (and reap it)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
 
 
 def _answers(paths: StatePaths) -> bool:
