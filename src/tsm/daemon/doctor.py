@@ -54,9 +54,12 @@ def _leftover_rebuild(settings: Settings) -> list[Item]:
 def _trust(settings: Settings) -> list[Item]:
     """README "Trust model": one warning when an untrusted tsm.toml had settings ignored."""
     if settings.trust_warning:
-        return [item("tsm.toml", "warn", settings.trust_warning)]  # it names the fix
-    state = "trusted" if settings.trusted else "not trusted (its tsm.toml needs no trust)"
-    return [item("tsm.toml", "ok", f"index root {state}")]
+        return [item("trust", "warn", settings.trust_warning)]  # it names the fix
+    if settings.trusted:
+        return [item("trust", "ok", "index root trusted")]
+    return [item("trust", "ok", "index root not trusted: nothing in it needs trust, but the "
+                 "Claude Code hooks do nothing here", f"`tsm trust {settings.index_root}` if "
+                 "this is your index")]
 
 
 def _open(settings: Settings, conn: sqlite3.Connection | None
