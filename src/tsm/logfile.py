@@ -5,12 +5,13 @@ reads the log (issue 14, item 1)."""
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
 import re
 from pathlib import Path
-from typing import IO, Any
+from typing import cast
 
 from . import statedir
 
@@ -57,10 +58,11 @@ class OneLineFormatter(logging.Formatter):
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """RotatingFileHandler whose file is opened by `statedir.open_private`."""
 
-    def _open(self) -> IO[Any]:
+    def _open(self) -> io.TextIOWrapper:
         fd = statedir.open_private(Path(self.baseFilename),
                                    os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+        return cast(io.TextIOWrapper,
+                    os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors))
 
 
 def private_log_handler(state_dir: Path, name: str, fmt: str) -> PrivateRotatingFileHandler:
