@@ -133,3 +133,38 @@ def test_rebuild_of_an_empty_or_garbage_db(vault: Path, tsm: Any) -> None:
         assert tsm("search", "install git", "-f", "json").code == 0
         for backup in state.glob("tsm.db.bak-*"):
             backup.unlink()
+
+
+def test_an_interrupted_rebuild_keeps_the_old_index(vault: Path, tsm: Any) -> None:
+    for i in range(300):
+        (vault / "notes" / f"bulk-{i}.md").write_text(f"# Bulk {i}\n\nfiller text {i}\n" * 30)
+    env = {**os.environ, "TSM_EMBEDDER": "none"}
+    assert tsm("index", "-f", "json", env=env).code == 0
+    db = vault / ".tsm" / "tsm.db"
+    before = counts(db)
+    proc = subprocess.Popen([sys.executable, "-m", "tsm", "rebuild", "--apply", "-f", "json"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    building = db.with_name("tsm.db.rebuild")
+    while not building.exists() and proc.poll() is None:
+        pass  # the new index is being built: stop it now
+    proc.terminate()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err  # the user stopped it: "interrupted"
+    error = json.loads(err.strip().splitlines()[-1])
+    assert "interrupted" in error["error"] and error["backup"] == str(db)
+    assert counts(db) == before and not building.exists()
+
+
+def test_rebuild_refuses_to_swap_under_an_open_connection(indexed: Path, tsm: Any) -> None:
+    db = indexed / ".tsm" / "tsm.db"
+    before = counts(db)
+    reader = sqlite3.connect(db)  # as a running MCP server holds it
+    try:
+        reader.execute("SELECT COUNT(*) FROM documents").fetchone()
+        result = tsm("rebuild", "--apply", "-f", "json")
+    finally:
+        reader.close()
+    assert result.code == 2, result.err
+    assert "another process has the index" in result.error()["error"]
+    assert counts(db) == before and not db.with_name("tsm.db.rebuild").exists()
+    assert not list(db.parent.glob("tsm.db.bak-*"))
