@@ -16,7 +16,6 @@ SEARCH_FLAGS: dict[str, tuple[type, ...]] = {
     "year": (str, type(None)), "paths": (list,), "tags": (list,), "types": (list,),
     "include_content": (int,),
 }
-LIST_FLAGS = ("paths", "tags", "types")
 
 
 def search_flags(args: dict[str, Any]) -> dict[str, Any]:
@@ -32,7 +31,7 @@ def search_flags(args: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, bool) or not isinstance(value, allowed):
             raise UserError(f"search flag {name!r} has the wrong type "
                             f"({type(value).__name__})")
-        if name in LIST_FLAGS and not all(isinstance(v, str) for v in value):
+        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
             raise UserError(f"search flag {name!r} must be a list of strings")
     return flags
 
