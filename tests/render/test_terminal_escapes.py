@@ -67,3 +67,14 @@ def test_every_human_output_shows_escapes_and_json_keeps_them(vault: Path, tsm: 
     assert "\\x1b]52;c;" in got and "zebrafish" in got and "\\u202e" in got
     missing = tsm("get", "notes/\x1b]0;x\x07.md", "-f", "human")
     assert missing.code == 1 and not RAW.search(missing.err)
+
+
+def test_index_output_escapes_skipped_file_names(vault: Path, tsm: Any) -> None:
+    import os
+
+    os.mkfifo(vault / "notes" / "pipe\x1b]0;owned\x07\nforged line.md")  # skipped: not a file
+    result = tsm("index", "--no-embed", "-f", "human")
+    assert result.code == 0, result.err
+    skipped = [line for line in result.out.splitlines() if line.startswith("skipped")]
+    assert len(skipped) == 1 and "\\x1b]0;owned\\x07\\x0aforged line.md" in skipped[0]
+    assert not RAW.search(result.out) and "\nforged line" not in result.out

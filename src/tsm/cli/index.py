@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..render.human_format import one_line
 from ..sources.files import storable
 from .runtime import daemon_backend, emit, load_settings, local_backend, progress_bar
 
@@ -88,7 +89,8 @@ def run_index(args: argparse.Namespace) -> int:
              f"embedded {data['embedded']} in {data['took_ms'] / 1000:.1f}s")
     if data.get("embedded_in_background"):
         human += " (the daemon embeds new text in the background)"
-    human += "".join(f"\nskipped {s['path']}: {s['reason']}" for s in data["skipped"])
+    human += "".join(f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}"
+                     for s in data["skipped"])
     human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0
@@ -119,7 +121,8 @@ def run_ingest_session(args: argparse.Namespace) -> int:
     elif data["unchanged"]:
         human = f"{args.file} is unchanged since it was ingested; nothing to do"
     else:
-        human = "; ".join(f"skipped {s['path']}: {s['reason']}" for s in data["skipped"])
+        human = "; ".join(f"skipped {one_line(s['path'])}: {one_line(s['reason'])}"
+                          for s in data["skipped"])
     human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0
@@ -157,9 +160,11 @@ def run_rebuild(args: argparse.Namespace) -> int:
              f"{len(sessions['reingested'])} transcripts ingested again from outside the "
              f"root, {data['vectors_reused']} vectors reused, {data['embedded']} embedded; "
              f"backup at {data['backup'] or '(none: there was no index)'}")
-    human += "".join(f"\nkept from the old index: {k['path']} ({k['reason']})"
+    human += "".join(f"\nkept from the old index: {one_line(k['path'])} "
+                     f"({one_line(k['reason'])})"
                      for k in sessions["kept_from_old_index"])
-    human += "".join(f"\nskipped {s['path']}: {s['reason']}" for s in data["skipped"])
+    human += "".join(f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}"
+                     for s in data["skipped"])
     human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0
