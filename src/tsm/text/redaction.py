@@ -164,7 +164,7 @@ def _replacement(text: str, match: re.Match[str], kind: str) -> str | None:
     quote = value[0] if value[0] in "\"'" else ""
     bare = value[1:-1] if quote else value
     if len(bare) < 3 or _compile(_NOT_A_VALUE, 0).match(bare) or \
-            not quote and _is_code(text[end:end + 1], bare):
+            kind == "password" and not quote and _is_code(text[end:end + 1], bare):
         return None
     return (text[start:value_start] + quote + MARKER.format(kind) + quote +
             text[value_end:end])
