@@ -152,3 +152,18 @@ def test_an_unreadable_or_garbled_transcript_keeps_its_indexed_version(
     (vault / "tsm.toml").write_text(f'[sessions]\ndirs = ["{tmp_path}"]\n')
     report = tsm("index", "-f", "json", env=NO_VECTORS).json()
     assert report["removed"] == 0 and sessions(tsm) == before
+
+
+def test_a_transcript_over_the_cap_is_skipped_and_keeps_its_indexed_version(
+        vault: Path, tsm: Any, tmp_path: Path) -> None:
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURE, transcript)
+    assert tsm("ingest-session", str(transcript), "-f", "json",
+               env=NO_VECTORS).json()["indexed"] == 1
+    before = sessions(tsm)
+    with transcript.open("r+b") as fh:  # sparse: 1.1 GB of size, no disk
+        fh.truncate(1100 * 1024 * 1024)
+    report = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()
+    assert report["skipped"][0]["reason"] == (
+        "larger than 1024 MB (1153433600 bytes); the indexed version is kept")
+    assert report["removed"] == 0 and sessions(tsm) == before
