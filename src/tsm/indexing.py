@@ -29,7 +29,9 @@ from .workspace import IgnoreRules
 # progress(done, total, label) — the CLI draws a bar with it; the library never prints.
 Progress = Callable[[int, int, str], None]
 
-MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024
+# Transcripts are streamed (memory stays flat), so only time grows with size: a cap far
+# above real sessions (190 MB seen) that still stops a runaway file.
+MAX_TRANSCRIPT_BYTES = 1024 * 1024 * 1024
 UNDECODABLE_NAME = "file name is not valid UTF-8; rename it to index it"
 _FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
 
@@ -155,6 +157,9 @@ def _index_session(settings: Settings, conn: sqlite3.Connection, path: Path, key
         if old and old.size == info.st_size and old.mtime == info.st_mtime:
             report.unchanged += 1
             return
+        if info.st_size > MAX_TRANSCRIPT_BYTES:
+            raise SkipFile(f"larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB "
+                           f"({info.st_size} bytes)")
         transcript, content_hash, info = session.stream(path)
         if old and old.content_hash == content_hash:
             with Transaction(conn):
