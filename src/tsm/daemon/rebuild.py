@@ -60,10 +60,21 @@ def rebuild(settings: Settings, progress: Progress | None) -> dict[str, Any]:
     db = settings.db_path
     new = build_path(db)
     with _instance_lock(settings), _terminate_as_interrupt():
+        backup: Path | None = None
+        swapped = False
         try:
             built = _build(settings, new, progress)
-            backup = _swap(db, new)
+            if db.exists():
+                _release_wal(db)
+            with _signals_held():  # Ctrl-C waits until the swap is whole (or undone)
+                backup = _swap(db, new)
+                swapped = True
         except BaseException as exc:
+            if swapped:  # interrupted right after the swap: the rebuilt index is in place
+                error = UserError("interrupted after the rebuilt index was swapped in",
+                                  "`tsm index` embeds what has no vector yet")
+                error.details = {"backup": str(backup) if backup else None}
+                raise error from exc
             _remove_db_files(new)
             raise _failed(exc, db, new) from exc
     result = {"apply": True, "backup": str(backup) if backup else None,
@@ -179,23 +190,36 @@ def _reuse_vectors(conn: sqlite3.Connection, old: Path) -> int:
 
 
 def _swap(db: Path, new: Path) -> Path | None:
-    """Put `new` in place of `db` with one rename; the old file stays as the backup."""
+    """Put `new` in place of `db` with one rename; the old file stays as the backup. On
+    failure nothing is replaced (a backup name made for it is removed again)."""
     if not db.exists():
         os.replace(new, db)
         return None
-    _release_wal(db)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    linked = True
     for n in range(1, 100):  # two rebuilds within a second get two backups
         backup = db.with_name(f"{db.name}.bak-{stamp}" + (f"-{n}" if n > 1 else ""))
+        if backup.exists():
+            continue
         try:
             os.link(db, backup)  # a second name for the old file: no copy, no space
-            break
         except FileExistsError:
             continue
+        except OSError:  # a file system without hard links: rename, a moment without a DB
+            os.rename(db, backup)
+            linked = False
+        break
     else:
         raise StorageFailure(f"too many backups named {db.name}.bak-{stamp}*",
                              "remove old backups")
-    os.replace(new, db)
+    try:
+        os.replace(new, db)
+    except BaseException:  # the old file keeps its one name, untouched
+        if linked:
+            backup.unlink()
+        else:
+            os.rename(backup, db)
+        raise
     for suffix in ("-wal", "-shm"):  # a damaged old DB's companions go with its backup
         companion = Path(f"{db}{suffix}")
         if companion.exists():
@@ -289,6 +313,22 @@ def _terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait while the files are renamed, so an interrupt never falls
+    between the backup's link and the rename; they are delivered right after."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, ValueError):  # no pthread_sigmask on this platform
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _remove_db_files(db: Path) -> None:
