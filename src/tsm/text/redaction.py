@@ -78,6 +78,8 @@ _NOT_AFTER = {kind: frozenset(_LETTERS) for kind in
 _NOT_AFTER["gitlab-token"] = frozenset(_LETTERS + "0123456789_-")
 
 _compiled: dict[str, re.Pattern[str]] = {}
+_CASED_ANCHORS = frozenset(a for _, anchors, _, folded in PATTERNS if not folded for a in anchors)
+_FOLDED_ANCHORS = frozenset(a for _, anchors, _, folded in PATTERNS if folded for a in anchors)
 
 # Values of a `password=` shape that are code or placeholders, not secrets: `token: string`,
 # `password = None`, `secret: ${SECRET}`, `api_key=os.environ[...]`.
@@ -110,16 +112,20 @@ def _redact(text: str) -> tuple[str, list[str]]:
     redacted = _redact_private_keys(text)
     if redacted != text:
         kinds.append("private-key")
-    lowered = None
+    lowered = redacted.lower()
+    # Which anchors occur, in one pass per anchor: most text holds none, and then no pattern
+    # runs (redaction only removes text, so an anchor absent now stays absent).
+    present = {a for a in _CASED_ANCHORS if a in redacted}
+    present.update(a for a in _FOLDED_ANCHORS if a in lowered)
+    if not present:
+        return redacted, kinds
     for kind, anchors, pattern, folded in PATTERNS:
-        if folded:
-            lowered = lowered if lowered is not None else redacted.lower()
-        haystack = lowered if folded else redacted
-        if not any(anchor in haystack for anchor in anchors):
+        if present.isdisjoint(anchors):
             continue
-        text, redacted = redacted, _substitute(pattern, kind, redacted, haystack)
+        text, redacted = redacted, _substitute(pattern, kind, redacted,
+                                               lowered if folded else redacted)
         if redacted != text:
-            lowered = None
+            lowered = redacted.lower()
             if kind not in kinds:
                 kinds.append(kind)
     return redacted, kinds
