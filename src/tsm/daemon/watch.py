@@ -26,6 +26,7 @@ log = logging.getLogger("tsm.daemon")
 DEBOUNCE_MS = 800  # group a burst (an editor's save, a git checkout) into one job
 STEP_MS = 150
 QUIET_MS = 1000  # watchfiles yields after this long without (even filtered) changes
+POLL_S, POLL_ROUNDS = 3.0, 20  # with a name watchfiles cannot decode: scan, retry in a minute
 
 
 class Watcher:
@@ -63,20 +64,40 @@ class Watcher:
         except ImportError as exc:
             self.state, self.detail = "unavailable", f"watchfiles is not installed: {exc}"
             return
-        try:
-            self.state = "watching"
-            for changes in watch(self.root, watch_filter=self._interesting,
-                                 debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop,
-                                 rust_timeout=QUIET_MS, yield_on_timeout=True,
-                                 raise_interrupt=False, ignore_permission_denied=True):
-                self._watching()
-                if changes:
-                    self._handle({Path(p) for _, p in changes})
-        except Exception as exc:  # e.g. inotify watch limit reached
-            log.exception("file watcher stopped")
-            self.state, self.detail = "failed", f"{type(exc).__name__}: {exc}"
-            return
+        while not self._stop.is_set():
+            try:
+                self.state, self.detail = "watching", None
+                for changes in watch(self.root, watch_filter=self._interesting,
+                                     debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop,
+                                     rust_timeout=QUIET_MS, yield_on_timeout=True,
+                                     raise_interrupt=False, ignore_permission_denied=True):
+                    self._watching()
+                    if changes:
+                        self._handle({Path(p) for _, p in changes})
+                break
+            except Exception as exc:  # e.g. inotify watch limit reached
+                if not _undecodable_name(exc):
+                    log.exception("file watcher stopped")
+                    self.state, self.detail = "failed", f"{type(exc).__name__}: {exc}"
+                    return
+                # watchfiles gives up (a batch, or the whole watch when it is a folder's
+                # name) on a path that is not UTF-8: scan instead for a while, then retry.
+                log.warning("watcher: %s; scanning every %g s instead", exc, POLL_S)
+                self._poll(f"{exc}: scanning every {POLL_S:g} s instead of watching")
         self.state = "stopped"
+
+    def _poll(self, why: str) -> None:
+        """Incremental scans (a stat per unchanged file) for POLL_ROUNDS rounds."""
+        self.state, self.detail = "polling", why
+        for _ in range(POLL_ROUNDS):
+            try:
+                self.writer.submit("watch: scan", self._catch_up).result()
+            except Exception:  # the writer logged it; the next round tries again
+                pass
+            self.after_index()
+            if self._stop.wait(POLL_S):
+                return
+        self._catch_up_queued = False  # watching again: catch up once its watches exist
 
     def _watching(self) -> None:
         """Called on any sign of life from watchfiles (a yield, a filtered event): the watches
@@ -171,3 +192,8 @@ class Watcher:
         like = rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
         return conn.execute("SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' "
                             "LIMIT 1", (rel, like)).fetchone() is not None
+
+
+def _undecodable_name(exc: Exception) -> bool:
+    """watchfiles' error for a path it cannot turn into a str (`b'x-\\xff.md'`)."""
+    return type(exc).__name__ == "WatchfilesRustInternalError" and "decode path" in str(exc)
