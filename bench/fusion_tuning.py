@@ -30,20 +30,23 @@ CACHE = ROOT / "bench" / ".cache"
 Row = dict
 
 
-def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) -> None:
+def collect(name: str, max_queries: int | None, chunk_chars: int | None = None,
+            max_docs: int | None = None, tag: str = "") -> None:
     """Each query's keyword and vector rankings (document ids and raw scores, 300 deep) and
     its keyword coverage, through the real index and search functions."""
     from tsm.backend import LocalBackend
     from tsm.config import load
     from tsm.embed import get_embedder
     from tsm.indexing import embed_pending, index_paths
-    from tsm.search.coverage import TermCoverage
+    from tsm.search.bridge import bridge_expression, bridge_groups
+    from tsm.search.coverage import TermCoverage, content_terms
     from tsm.search.fts import fts_hits, match_expression
+    from tsm.search.lexicon import load_lexicon
     from tsm.search.query import build_query
     from tsm.search.vector import load_index
     from tsm.text.tokenizer import get_tokenizer
 
-    corpus, queries, qrels = retrieval.load_dataset(name, None, max_queries)
+    corpus, queries, qrels = retrieval.load_dataset(name, max_docs, max_queries)
     root = Path(tempfile.mkdtemp(prefix="tsm-tune-"))
     (root / "docs").mkdir()
     by_path = {f"docs/{k}": v for k, v in retrieval.write_corpus(corpus, root / "docs").items()}
@@ -61,6 +64,7 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) 
     index = load_index(conn, str(settings.db_path), embedder.name)
     paths = dict(conn.execute("SELECT id, path FROM documents").fetchall())
     tokenizer = get_tokenizer()
+    lexicon = load_lexicon()
     # A date taken from the query (2019年, in 1910) matches no document here, so search()
     # retries with the original text: collect what that retry searches.
     built = [build_query(q["text"], today=dt.date.today(), top_k=100) for q in queries]
@@ -74,6 +78,12 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) 
         fts = fts_hits(conn, expression, "1", [], 300)[0] if expression else []
         cover = TermCoverage(conn, terms)
         top3 = [c for c, _, _ in fts[:3]]
+        groups = bridge_groups(text, tokenizer, lexicon) if lexicon else []
+        bridge_expr = bridge_expression(groups)
+        bridge = fts_hits(conn, bridge_expr, "1", [], 300)[0] if bridge_expr else []
+        bridge_cover = TermCoverage(conn, [g.source for g in groups],
+                                    {g.source: g.expression for g in groups})
+        bridge_top3 = [c for c, _, _ in bridge[:3]]
         qvec = vectors.embed_query(text)
         vec = index.nearest(qvec, 300)
         rows.append({"q": q["_id"], "cov": cover.best(top3) if fts else 0.0,
@@ -82,17 +92,27 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None) 
                      "fts": [by_path[paths[d]] for _, d, _ in fts],
                      "fts_scores": [s for _, _, s in fts],
                      "vec": [by_path[paths[d]] for _, d, _ in vec],
-                     "vec_scores": [s for _, _, s in vec]})
+                     "vec_scores": [s for _, _, s in vec],
+                     "bridge": [by_path[paths[d]] for _, d, _ in bridge],
+                     "bridge_scores": [s for _, _, s in bridge],
+                     "bridge_evidence": bridge_cover.keyword_evidence(bridge_top3)
+                     if bridge else 0.0,
+                     "bridge_cov": bridge_cover.best(bridge_top3) if bridge else 0.0,
+                     "evidence_content": TermCoverage(conn, content_terms(terms))
+                     .keyword_evidence(top3) if fts else 0.0,
+                     "lang": retrieval.query_language(q["text"])})
     CACHE.mkdir(parents=True, exist_ok=True)
-    suffix = f"_c{chunk_chars}" if chunk_chars else ""
+    suffix = (f"_c{chunk_chars}" if chunk_chars else "") + (f"_{tag}" if tag else "")
     with (CACHE / f"tune_{name}{suffix}.pkl").open("wb") as fh:
         pickle.dump({"rows": rows, "qrels": qrels}, fh)
     print(f"saved {len(rows)} queries of {name}")
 
 
 def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
-         vector_floor: str = "mean", vector_weight: float = 1.0) -> dict[str, float]:
-    """The engine's fusion (search/fuse.py) of one collected query, to the top 100."""
+         vector_floor: str = "mean", vector_weight: float = 1.0,
+         bridge_weight: float = 0.0) -> dict[str, float]:
+    """The engine's fusion (search/fuse.py) of one collected query, to the top 100; the
+    bridge's ranking (the query translated) joins with `bridge_weight` when above 0."""
     from tsm.search.fuse import rrf, score_scaled_rrf
 
     if scaled:
@@ -102,8 +122,12 @@ def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
     else:
         fts = [rrf(r, k, keyword_weight) for r in range(1, len(row["fts"]) + 1)]
         vec = [rrf(r, k) for r in range(1, len(row["vec"]) + 1)]
+    rankings = [(row["fts"], fts), (row["vec"], vec)]
+    if bridge_weight > 0 and row.get("bridge"):
+        rankings.append((row["bridge"], score_scaled_rrf(row["bridge_scores"], k,
+                                                         bridge_weight, floor=0.0)))
     scores: dict[str, float] = {}
-    for docs, terms in ((row["fts"], fts), (row["vec"], vec)):
+    for docs, terms in rankings:
         for doc, term in zip(docs, terms, strict=True):
             scores[doc] = scores.get(doc, 0.0) + term
     return dict(sorted(scores.items(), key=lambda x: -x[1])[:100])
@@ -119,18 +143,25 @@ def drop(row: Row) -> float:
 
 
 def engine(row: Row, k: int = 1000, parity: float = 0.6, power: float = 2.0, cap: float = 1.0,
-           typical_drop: float | None = 0.3) -> dict[str, float]:
-    """The shipped fusion (keyword_weight, vector_weight, k = 1000) with one knob moved."""
+           typical_drop: float | None = 0.3, bridge: float | None = None,
+           bridge_parity: float | None = None, evidence: str = "evidence",
+           bridge_evidence: str = "bridge_evidence") -> dict[str, float]:
+    """The shipped fusion (keyword_weight, vector_weight, k = 1000, the bridge at
+    fuse.BRIDGE_WEIGHT times its own keyword weight) with one knob moved."""
     from tsm.search import fuse as f
 
-    keyword = f.keyword_weight(row["evidence"], parity) \
+    bridge = f.BRIDGE_WEIGHT if bridge is None else bridge
+    bridge *= f.keyword_weight(row.get(bridge_evidence, 0.0),
+                               parity if bridge_parity is None else bridge_parity)
+
+    keyword = f.keyword_weight(row[evidence], parity) \
         if (power, cap) == (f.KEYWORD_WEIGHT_POWER, 1.0) \
-        else min(cap, (max(row["evidence"], 0.0) / parity) ** power)
+        else min(cap, (max(row[evidence], 0.0) / parity) ** power)
     vector = 1.0
     if typical_drop is not None:
         vector = f.vector_weight(row["vec_scores"], row["vec_mean"])
         vector *= f.TYPICAL_VECTOR_DROP / typical_drop
-    return fuse(row, keyword, k=k, vector_weight=vector)
+    return fuse(row, keyword, k=k, vector_weight=vector, bridge_weight=bridge)
 
 
 def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
@@ -171,6 +202,21 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "default, parity 0.7": lambda r: engine(r, parity=0.7),
         "default, (evidence/0.6)^3": lambda r: engine(r, power=3.0),
         "default, keyword weight up to 2": lambda r: engine(r, cap=2.0),
+        "default without the bridge": lambda r: engine(r, bridge=0.0),
+        "default, bridge weight 0.5": lambda r: engine(r, bridge=0.5),
+        "default, bridge weight 2": lambda r: engine(r, bridge=2.0),
+        "default, bridge parity 0.3": lambda r: engine(r, bridge_parity=0.3),
+        "default, bridge parity 0 (always full weight)": lambda r: engine(r, bridge_parity=0.0),
+        "default, bridge weight from its coverage of all groups":
+            lambda r: engine(r, bridge_evidence="bridge_cov"),
+        "same, bridge parity 0.3": lambda r: engine(r, bridge_evidence="bridge_cov",
+                                                     bridge_parity=0.3),
+        "default, evidence from content words only":
+            lambda r: engine(r, evidence="evidence_content"),
+        "content evidence + bridge from coverage": lambda r: engine(
+            r, evidence="evidence_content", bridge_evidence="bridge_cov"),
+        "content evidence + bridge from coverage, bridge parity 0.3": lambda r: engine(
+            r, evidence="evidence_content", bridge_evidence="bridge_cov", bridge_parity=0.3),
     }
 
 
@@ -212,10 +258,11 @@ def evaluate(names: list[str]) -> None:
     for name in names:
         with (CACHE / f"tune_{name}.pkl").open("rb") as fh:
             data = pickle.load(fh)
-        subsets: list[str | None] = [None] + (["ja", "en"] if name == "jaquad-para" else [])
+        langs = {r.get("lang") for r in data["rows"]}
+        subsets: list[str | None] = [None] + (["ja", "en"] if len(langs) > 1 else [])
         for subset in subsets:
             header.append(name + (f" ({subset})" if subset else ""))
-            rows = [r for r in data["rows"] if subset is None or r["q"].startswith(subset)]
+            rows = [r for r in data["rows"] if subset is None or r.get("lang") == subset]
             qrels = {r["q"]: data["qrels"][r["q"]] for r in rows}
             for label, fn in variants().items():
                 run = {r["q"]: (fn(r) or {"__none__": 0.0}) for r in rows}
@@ -279,6 +326,9 @@ def main() -> None:
     c.add_argument("dataset")
     c.add_argument("--max-queries", type=int)
     c.add_argument("--chunk-chars", type=int, help="chunk size (default: the setting's)")
+    c.add_argument("--max-docs", type=int, help="a cut of the corpus (its qrels' documents "
+                   "first), saved as tune_<dataset>_<tag>")
+    c.add_argument("--tag", default="", help="suffix of the saved file")
     e = sub.add_parser("evaluate")
     e.add_argument("datasets", nargs="+")
     p = sub.add_parser("predictor", help="how well the vector drop ratio predicts quality")
@@ -287,7 +337,7 @@ def main() -> None:
     h.add_argument("datasets", nargs="+")
     args = parser.parse_args()
     if args.command == "collect":
-        collect(args.dataset, args.max_queries, args.chunk_chars)
+        collect(args.dataset, args.max_queries, args.chunk_chars, args.max_docs, args.tag)
     elif args.command == "predictor":
         predictor(args.datasets)
     elif args.command == "holdout":

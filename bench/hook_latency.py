@@ -79,6 +79,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--trust", choices=("file", "env"), default="file",
                         help="how the hook learns the root is trusted (default: trust file)")
+    parser.add_argument("--no-bridge", action="store_true",
+                        help="turn the bilingual keyword bridge off (its added latency)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="tsmh", dir="/tmp"))
     root = base / "v"
@@ -87,6 +89,8 @@ def main() -> int:
     env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
             "TSM_BIN": COMMAND[0] if len(COMMAND) == 1 else "tsm",
             "TSM_INJECT_MIN_RELEVANCE": "-1"}
+    if args.no_bridge:
+        env["TSM_BRIDGE"] = "0"
     hook_env = dict(env)
     if args.trust == "file":
         xdg = base / "xdg"

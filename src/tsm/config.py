@@ -52,6 +52,11 @@ SETTINGS: tuple[Setting, ...] = (
         "keyword hit, damped by the share of the query the index knows) from which keywords "
         "get their full weight in fusion; below it they fade (paraphrases, other languages).",
     ),
+    Setting(
+        "search.bridge", "TSM_BRIDGE", bool, True,
+        "Translate the query's words between Japanese and English (JMdict) and search them "
+        "as a third keyword ranking, so a note in the other language is found by keywords.",
+    ),
     Setting("embedding.batch_size", "TSM_EMBED_BATCH", int, 32, "Chunks embedded per batch."),
     Setting(
         "chunking.max_chars", "TSM_CHUNK_CHARS", int, 1000,
@@ -90,6 +95,7 @@ NEEDS_TRUST: dict[str, str | None] = {
     "search.rrf_k": None,
     "search.candidates": None,
     "search.keyword_parity": None,
+    "search.bridge": None,
     "embedding.model": "sends your text to a server (openai:) or loads a model that can run "
                        "code (st:)",
     "embedding.batch_size": None,

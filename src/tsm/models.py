@@ -98,6 +98,9 @@ class ScoreBreakdown:
     status: float = 1.0
     weight: float = 1.0
     entity: float | None = None  # RRF contribution of a tag/title/alias named by the query
+    # RRF contribution of the query's words translated into the other language (Japanese ↔
+    # English, search/bridge.py): why a note in the language the query is not was found.
+    bridge: float | None = None
     # Absolute relevance cues (RRF scores only order results): cosine similarity of the chunk
     # to the query, and the IDF-weighted share of the query's words the chunk contains.
     similarity: float | None = None

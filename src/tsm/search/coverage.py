@@ -9,18 +9,30 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .fts import quote_term
 from .fuse import term_coverage
 
 
+def content_terms(terms: Sequence[str]) -> list[str]:
+    """The query's terms that can say what it is about: not numbers (a year, a count) and
+    not single Latin letters (an initial, a variable name), which match notes on any topic.
+    A word with digits in it (p53, H2O) stays: it names something."""
+    return [t for t in terms if any(c.isalpha() for c in t) and not (len(t) == 1 and
+                                                                      t.isascii())]
+
+
 class TermCoverage:
     """Per-query helper; document frequencies are looked up once per term."""
 
-    def __init__(self, conn: sqlite3.Connection, terms: Sequence[str]) -> None:
+    def __init__(self, conn: sqlite3.Connection, terms: Sequence[str],
+                 expressions: Mapping[str, str] | None = None) -> None:
+        """`expressions` gives a term its own FTS5 expression: a bridge group (bridge.py)
+        is one term whose alternatives count once."""
         self.conn = conn
         self.terms = list(dict.fromkeys(terms))
+        self._expressions = dict(expressions or {})
         self._idf: dict[str, float] | None = None
         self._known: set[str] = set()  # terms that occur in at least one chunk
 
@@ -32,7 +44,7 @@ class TermCoverage:
             for term in self.terms:
                 df = self.conn.execute(
                     "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                    (quote_term(term),)).fetchone()[0]
+                    (self._match(term),)).fetchone()[0]
                 self._idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
                 if df:
                     self._known.add(term)
@@ -52,9 +64,12 @@ class TermCoverage:
         for term, weight in idf.items():
             for (rowid,) in self.conn.execute(
                     f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-                    (quote_term(term), *chunk_ids)):
+                    (self._match(term), *chunk_ids)):
                 matched[rowid] += weight
         return {c: term_coverage(m, mass) for c, m in matched.items()}
+
+    def _match(self, term: str) -> str:
+        return self._expressions.get(term) or quote_term(term)
 
     def best(self, chunk_ids: Sequence[int]) -> float:
         """Coverage of the best of these chunks."""

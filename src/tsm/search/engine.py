@@ -16,7 +16,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
-from ..text.tokenizer import compiled_user_dict, get_tokenizer
+from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
 from .chunkmap import ChunkDocuments, chunk_documents
@@ -141,6 +141,11 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             fts_ranked += [h for h in more if h[1] not in exact][: depth - len(fts_ranked)]
             total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
         entity_ranked = entity_documents(ctx.conn, query.text, terms, where, params)
+    bridge_ranked: list[tuple[int, int, float]] = []
+    bridge_cover: TermCoverage | None = None
+    if mode in ("hybrid", "fts") and settings.get("search.bridge"):
+        bridge_ranked, bridge_cover = _bridge_signal(ctx, query.text, tokenizer, where,
+                                                     params, depth)
 
     side = None
     if embedding is not None:
@@ -156,6 +161,15 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             coverage.keyword_evidence([c for c, _, _ in fts_ranked[:3]]),
             settings.get("search.keyword_parity"))
         vec_weight = fuse.vector_weight(vec_scores, background)
+    bridge_weight = fuse.BRIDGE_WEIGHT
+    if bridge_ranked and bridge_cover is not None:  # a translation is a guess: in every mode
+        bridge_weight *= fuse.keyword_weight(
+            bridge_cover.keyword_evidence([c for c, _, _ in bridge_ranked[:3]]),
+            settings.get("search.keyword_parity"))
+    bridge_terms = fuse.score_scaled_rrf([s for _, _, s in bridge_ranked], k, bridge_weight,
+                                         floor=0.0)
+    for (chunk_id, doc_id, _), term in zip(bridge_ranked, bridge_terms, strict=True):
+        candidates.setdefault(doc_id, Candidate(doc_id)).bridge = (chunk_id, term)
     fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
     for (chunk_id, doc_id, _), term in zip(fts_ranked, fts_terms, strict=True):
         candidates.setdefault(doc_id, Candidate(doc_id)).fts = (chunk_id, term)
@@ -173,6 +187,26 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
     return _finish(ctx, query, list(candidates.values()), signals, terms, warnings, started,
                    total, coverage if terms else None, mode, side)
+
+
+def _bridge_signal(ctx: SearchContext, text: str, tokenizer: JapaneseTokenizer, where: str,
+                   params: list[object], depth: int
+                   ) -> tuple[list[tuple[int, int, float]], TermCoverage | None]:
+    """The keyword ranking of the query's words translated into the other language
+    (bridge.py) and its coverage by translation group; empty without a lexicon."""
+    from .bridge import bridge_expression, bridge_groups
+    from .lexicon import load_lexicon
+
+    lexicon = load_lexicon()
+    groups = bridge_groups(text, tokenizer, lexicon) if lexicon is not None else []
+    expression = bridge_expression(groups)
+    if expression is None:
+        return [], None
+    db_key = str(ctx.settings.db_path)
+    ranked, _ = fts_hits(ctx.conn, expression, where, params, depth,
+                         lambda: chunk_documents(ctx.conn, db_key))
+    return ranked, TermCoverage(ctx.conn, [g.source for g in groups],
+                                {g.source: g.expression for g in groups})
 
 
 Embedding = tuple[str, "np.ndarray", "float | None"]

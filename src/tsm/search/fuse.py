@@ -65,6 +65,9 @@ def status_penalty(status: str | None, weights: Mapping[str, float] | None = Non
     return table.get(status.lower(), 1.0)
 
 
+# Weight of the bridge's keyword ranking (the query translated, bridge.py) before its own
+# evidence is applied: a dictionary translation is a guess, weaker than the user's words.
+BRIDGE_WEIGHT = 1.0
 KEYWORD_WEIGHT_POWER = 2.0  # how fast trust falls below parity
 VECTOR_DROP_DEPTH = 10
 TYPICAL_VECTOR_DROP = 0.3  # the median drop ratio on all five benchmark sets (0.25-0.37)

@@ -32,6 +32,7 @@ class Candidate:
     fts: tuple[int, float] | None = None
     vector: tuple[int, float] | None = None
     entity: tuple[int, float] | None = None
+    bridge: tuple[int, float] | None = None  # the query translated (bridge.py)
     similarity: float | None = None  # cosine of the best chunk, when vectors were used
 
 
@@ -88,7 +89,8 @@ def rank_candidates(conn: sqlite3.Connection, settings: Settings, now: dt.dateti
         if doc is None:
             continue
         recency, status, weight = multipliers(settings, now, doc)
-        signals = [s for s in (cand.fts, cand.vector, cand.entity) if s is not None]
+        signals = [s for s in (cand.fts, cand.vector, cand.entity, cand.bridge)
+                   if s is not None]
         fused = sum(s[1] for s in signals)
         chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
         scored.append(_Scored(fused * recency * status * weight, cand, doc, chunk_id, recency,
@@ -150,6 +152,7 @@ def build_hits(conn: sqlite3.Connection, chosen: list[_Scored], *, signals: tupl
             vector=_contribution(cand.vector, signals[1]),
             recency=round(item.recency, 4), status=item.status, weight=item.weight,
             entity=round(cand.entity[1], 6) if cand.entity else None,
+            bridge=round(cand.bridge[1], 6) if cand.bridge else None,
             similarity=round(cand.similarity, 4) if cand.similarity is not None else None,
             coverage=round(covered[item.chunk_id], 4) if item.chunk_id in covered else None,
             relevance=(round(cand.similarity - generic, 4)

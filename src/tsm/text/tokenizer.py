@@ -66,6 +66,13 @@ class JapaneseTokenizer:
                     terms.append(morpheme.normalized_form())
         return terms
 
+    def morphemes(self, run: str) -> list[Any]:
+        """SudachiPy morphemes of a Japanese run, particles included: the bilingual bridge
+        (search/bridge.py) looks compounds up by their parts' surfaces."""
+        analyzer = self._analyzer()
+        return [m for start in range(0, len(run), _MAX_RUN)
+                for m in analyzer.tokenize(run[start:start + _MAX_RUN])]
+
     def index_text(self, text: str) -> str:
         """Text for an FTS5 column: Japanese runs replaced by space-separated terms."""
         text = normalize(text)
