@@ -152,6 +152,21 @@ def test_a_link_planted_under_the_backup_name_is_refused(vault: Path, tsm: Tsm,
     assert victim.read_text() == "untouched\n"
 
 
+USER_DICT_ROW = ("宇宙記憶帳,4786,4786,5000,宇宙記憶帳,名詞,固有名詞,一般,*,*,*,"
+                 "ウチュウキオクチョウ,宇宙記憶帳,*,A,*,*,*,*\n")
+
+
+def test_the_compiled_user_dictionary_is_private_and_never_built_through_a_link(
+        vault: Path, tsm: Tsm, victim: Path) -> None:
+    state = vault / ".tsm"
+    state.mkdir()
+    (state / "user_dict.csv").write_text(USER_DICT_ROW, encoding="utf-8")
+    (state / "user_dict.dic.tmp").symlink_to(victim)  # where the build writes first
+    assert index(tsm).code == 0
+    assert mode(state / "user_dict.dic") == 0o600 and not (state / "user_dict.dic.tmp").exists()
+    assert victim.read_text() == "untouched\n"
+
+
 def test_index_takes_file_names_that_look_like_options_after_dashdash(vault: Path,
                                                                       tsm: Tsm) -> None:
     for name in ("-h.md", "--apply.md"):
