@@ -159,6 +159,11 @@ class LocalBackend:
             "embedding_dim": int(dim) if dim else None,
             "schema_version": migrations.schema_version(conn),
             "chunks_without_vectors": missing,
+            "vectors_done": total_chunks - missing,
+            "vectors_total": total_chunks,
+            # chunks/s of the last embedding run and when it ended (None before the first)
+            "embed_rate": _float_or_none(vectors.get_meta(conn, "embed_rate")),
+            "embed_rate_at": vectors.get_meta(conn, "embed_rate_at"),
             "configured_model": configured,
             "vectors_stale": bool(model and configured not in ("none", "") and
                                   _model_name_of(configured) not in (None, model)),
@@ -231,6 +236,13 @@ class LocalBackend:
 def _is_document_id(ref: str) -> bool:
     """ASCII digits that fit SQLite's 64-bit integer ("²" and 10**30 are paths, not ids)."""
     return ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63
+
+
+def _float_or_none(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
 
 
 def _db_size(path: Path) -> int:

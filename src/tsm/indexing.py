@@ -393,6 +393,9 @@ def embed_pending(conn: sqlite3.Connection, embedder: Embedder, batch_size: int,
     """
     todo = vectors.pending(conn, embedder.name, limit)
     done = 0
+    started = time.monotonic()
+    if progress and todo:
+        progress(0, len(todo), "embedding")  # the bar shows before the first batch is done
     with Transaction(conn):
         vectors.set_meta(conn, "model_name", embedder.name)
         vectors.set_meta(conn, "embedding_dim", str(embedder.dim))
@@ -417,4 +420,7 @@ def embed_pending(conn: sqlite3.Connection, embedder: Embedder, batch_size: int,
         report.embedded += done
     with Transaction(conn):
         vectors.drop_orphans(conn)
+        if done:  # the recent rate `tsm status` shows
+            vectors.set_meta(conn, "embed_rate", f"{done / (time.monotonic() - started):.2f}")
+            vectors.set_meta(conn, "embed_rate_at", dt.datetime.now().isoformat("T", "seconds"))
     return done
