@@ -287,8 +287,8 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
             if S_ISLNK(stat.st_mode):
                 source = reach.resolve(path)
                 stat = source.stat()
-    except SkipFile as skip:  # a link out of the root: drop what was indexed under its name
-        report.skipped.append({"path": rel, "reason": str(skip)})
+    except SkipFile as outside:  # a link out of the root: drop what was indexed under its name
+        report.skipped.append({"path": rel, "reason": str(outside)})
         if old:
             with Transaction(conn):
                 documents.delete_document(conn, old.id)
