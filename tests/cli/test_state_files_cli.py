@@ -152,6 +152,17 @@ def test_a_link_planted_under_the_backup_name_is_refused(vault: Path, tsm: Tsm,
     assert victim.read_text() == "untouched\n"
 
 
+def test_the_mcp_server_never_logs_through_a_planted_link(vault: Path, tsm: Tsm,
+                                                          victim: Path) -> None:
+    assert index(tsm).code == 0
+    (vault / ".tsm" / "logs").mkdir()
+    (vault / ".tsm" / "logs" / "mcp.log").symlink_to(victim)
+    result = tsm("mcp", input="", env=NO_MODEL, timeout=120)  # stdin closed: serves, exits
+    assert result.code == 0, result.err
+    assert "symlink" in result.err and victim.read_text() == "untouched\n"
+    assert mode(vault / ".tsm" / "logs") == 0o700
+
+
 USER_DICT_ROW = ("宇宙記憶帳,4786,4786,5000,宇宙記憶帳,名詞,固有名詞,一般,*,*,*,"
                  "ウチュウキオクチョウ,宇宙記憶帳,*,A,*,*,*,*\n")
 
