@@ -67,7 +67,7 @@ PATTERNS: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
      r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"
      r"secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?)"
      r"[\"']?\s{0,5}(?::|=|:=)\s{0,5}(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|"
-     r"[^\s\"'<>()\[\]{},;=][^\s\"'<>()\[\]{},;]{0,199})", True),
+     r"[^\s\"'`<>()\[\]{},;=][^\s\"'`<>()\[\]{},;]{0,199})", True),
 )
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # Characters that must not come just before a match (a look-behind of variable width, which
@@ -89,6 +89,7 @@ _NOT_A_VALUE = (
     r"[$%{@]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z|\[redacted:")
 
 _IDENTIFIER = r"[A-Za-z_]\w*\Z"
+_SNAKE_CASE = r"[a-z]+(?:_[a-z]+)+\Z"
 _KEY_WORD = r"(?i)pass|secret|token|key|cred"
 
 _KEY_HEADER = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----"
@@ -99,12 +100,25 @@ MAX_KEY_CHARS = 65536  # a 16384-bit RSA key in PEM is ~12 KB
 
 def redact(text: str) -> str:
     """`text` with every secret shape replaced by `[redacted:KIND]`."""
-    return _redact(text)[0]
+    return _redact_all(text)[0]
 
 
 def find_secrets(text: str) -> list[str]:
     """The kinds of secret `text` holds, in table order (empty when there are none)."""
-    return _redact(text)[1]
+    return _redact_all(text)[1]
+
+
+def _redact_all(text: str) -> tuple[str, list[str]]:
+    """Passes until nothing changes: a marker can end the word a key was glued to
+    (`AIza…sk-…`: the `sk-` key starts a word only once the Google key before it is gone)."""
+    kinds: list[str] = []
+    for _ in range(4):
+        redacted, found = _redact(text)
+        kinds += [kind for kind in found if kind not in kinds]
+        if redacted == text:
+            break
+        text = redacted
+    return text, kinds
 
 
 def _redact(text: str) -> tuple[str, list[str]]:
@@ -178,8 +192,11 @@ def _replacement(text: str, match: re.Match[str], kind: str) -> str | None:
 
 def _is_code(after: str, value: str) -> bool:
     """An unquoted value that is an expression: a call or index (`get_token()`, `env["X"]`),
-    or a variable named after the key (`password = password`, `token=new_token`)."""
+    a variable named after the key (`password = password`, `token=new_token`), or a
+    snake_case variable (`secret = tmp_path / "x"`): a secret has no reason to be one."""
     if after in ("(", "["):
+        return True
+    if _compile(_SNAKE_CASE, 0).match(value):
         return True
     return _compile(_IDENTIFIER, 0).match(value) is not None and \
         _compile(_KEY_WORD, 0).search(value) is not None

@@ -51,6 +51,7 @@ SECRETS = [
     ("password=hunter22", "password", "password=[redacted:password]"),
     ('DB_PASSWORD="correct horse battery"', "password", 'DB_PASSWORD="[redacted:password]"'),
     ("passwd: s3cr3t!", "password", "passwd: [redacted:password]"),
+    ("run `password=hunter22` once", "password", "run `password=[redacted:password]` once"),
     ("token: 9f86d081884c7d659a2f", "password", "token: [redacted:password]"),
     ('{"api_key": "abc123xyz"}', "password", '{"api_key": "[redacted:password]"}'),
     ("client_secret='Qw3rty-Uiop'", "password", "client_secret='[redacted:password]'"),
@@ -83,6 +84,8 @@ NOT_SECRETS = [
     "git@github.com:org/repo.git", "sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c",
     "狩猟免許の更新にはパスワードが必要です。", "Use `-----BEGIN PUBLIC KEY-----` for this.",
     "password: [redacted:password]", "AKIA is the prefix of an access key id",
+    "left alone (`token: string`, `password = None`).", 'secret = tmp_path / "secret.md"',
+    "password = user_input",
 ]
 
 
