@@ -67,12 +67,18 @@ def _ask(lab: Lab, prompt: str) -> str:
     """What the prompt hook would add to Claude's context ("" when it adds nothing)."""
     payload = {"prompt": prompt, "cwd": str(lab.vault), "hook_event_name": "UserPromptSubmit",
                "session_id": "x", "transcript_path": str(lab.vault / "t.jsonl")}
-    done = lab.hook("user_prompt_submit.py", json.dumps(payload).encode(),
-                    TSM_BIN=_tsm_binary(), TSM_HOOK_TIMEOUT="60", TSM_INJECT_MIN_RELEVANCE="-1",
+    done = lab.hook("user_prompt_submit.py", json.dumps(payload).encode(), timeout=150,
+                    TSM_BIN=_tsm_binary(), TSM_HOOK_TIMEOUT="120", TSM_INJECT_MIN_RELEVANCE="-1",
                     TSM_INJECT_MIN_COVERAGE="0", **NO_VECTORS)
     if not done.stdout:
         return ""
     return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+
+
+def _warm_up(lab: Lab) -> None:
+    """One search first: a fresh $HOME has no caches yet (the first search of a new user may
+    build them), and the hook's own deadline is about the prompt, not about this attack."""
+    lab.tsm("search", "warm up", "--fts-only", "-f", "json", timeout=300, **NO_VECTORS)
 
 
 def _leaks(text: str) -> list[str]:
@@ -90,6 +96,7 @@ def secrets_in_transcript(lab: Lab) -> Outcome:
     report = _ingest(lab, path)
     if report.get("indexed") != 1:
         return Outcome(False, f"the transcript was not ingested: {report}")
+    _warm_up(lab)
     seen = "".join(_ask(lab, prompt) for prompt in PROMPTS)
     if "redacted:" not in seen:
         return Outcome(False, "the hook injected nothing: the attack did not reach it")
@@ -108,6 +115,7 @@ def secrets_in_note_through_hook(lab: Lab) -> Outcome:
     (lab.vault / "notes" / "deploy.md").write_text(f"# Deploy\n\n{SECRET_TEXT}",
                                                    encoding="utf-8")
     lab.tsm("index", "-f", "json", **NO_VECTORS)
+    _warm_up(lab)
     seen = "".join(_ask(lab, prompt) for prompt in PROMPTS)
     if "deploy.md" not in seen:
         return Outcome(False, "the hook injected nothing: the attack did not reach it")
