@@ -102,3 +102,15 @@ def test_pdf_metadata_any_title(title: object, author: object) -> None:
 @given(st.binary(max_size=400).map(lambda b: b"%PDF-1.4\n" + b))
 def test_pdf_reader_on_garbage_skips(data: bytes) -> None:
     read_or_skip(pdf.read, data, "r/x.pdf")
+
+
+def test_pdf_text_is_capped() -> None:
+    """Compressed streams can expand far past the file's size: the text has its own cap."""
+    doc = pdf.read(SAMPLE_PDF, "r/x.pdf", _TEMPLATE)
+    assert len(doc.text) > 100
+    try:
+        pdf.read(SAMPLE_PDF, "r/x.pdf", _TEMPLATE, max_chars=100)
+    except SkipFile as skip:
+        assert str(skip).startswith("PDF text longer than 100 characters")
+    else:
+        raise AssertionError("the cap was not applied")

@@ -9,8 +9,12 @@ from pathlib import Path
 from ..models import Document, Section
 from . import SkipFile
 
+# Compressed streams make a PDF's text far larger than its bytes (pypdf caps each stream at
+# 75 MB, not their sum); 20 million characters is a 10,000-page book.
+MAX_TEXT_CHARS = 20_000_000
 
-def read(path: Path, rel: str, data: bytes) -> Document:
+
+def read(path: Path, rel: str, data: bytes, max_chars: int = MAX_TEXT_CHARS) -> Document:
     import pypdf
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed PDFs are noisy, not fatal
@@ -19,7 +23,13 @@ def read(path: Path, rel: str, data: bytes) -> Document:
         # Many PDFs are encrypted with an owner password only: they open with an empty one.
         if reader.is_encrypted and not reader.decrypt(""):
             raise SkipFile("encrypted PDF")
-        pages = [(n, page.extract_text() or "") for n, page in enumerate(reader.pages, start=1)]
+        pages, total = [], 0
+        for n, page in enumerate(reader.pages, start=1):
+            text = page.extract_text() or ""
+            total += len(text)
+            if total > max_chars:
+                raise SkipFile(f"PDF text longer than {max_chars:,} characters (page {n})")
+            pages.append((n, text))
         meta_title = reader.metadata.get("/Title") if reader.metadata else None
     except SkipFile:
         raise
