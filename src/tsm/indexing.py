@@ -138,7 +138,8 @@ def ingest_session(settings: Settings, conn: sqlite3.Connection, path: Path,
         raise UserError(f"no such transcript: {path}")
     report = IndexReport()
     key = session_key(settings, path)
-    _index_session(settings, conn, path, key, documents.stored_file(conn, key), report)
+    old = documents.stored_file(conn, key) if storable(key) else None
+    _index_session(settings, conn, path, key, old, report)
     if embedder is not None and report.indexed:
         embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -151,6 +152,10 @@ def _index_session(settings: Settings, conn: sqlite3.Connection, path: Path, key
     or parsed this time keeps its indexed version: it is append-only, so a failure says
     nothing about what it held (a disk hiccup, a line being written, a file being moved)."""
     from .sources import session
+
+    if not storable(key):  # stored, it would abort the run (SQLite and JSON need valid Unicode)
+        report.skipped.append({"path": display(key), "reason": UNDECODABLE_NAME})
+        return
 
     try:
         info = path.stat()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SECRET = "plumbicornium"  # a word that appears only in the file outside the root
 
 
@@ -169,3 +170,24 @@ def test_undecodable_file_name_does_not_abort_the_run(vault: Path, tsm: Any) -> 
     assert list(reasons(json.loads(proc.stdout))) == ["notes/x-\\xff\\xfe.md"]
     get = tsm("get", name, "-f", "json", cwd=vault)
     assert get.code == 1 and get.error()["kind"] == "user_error"
+
+
+def test_undecodable_transcript_name_does_not_abort_the_run(vault: Path, tsm: Any,
+                                                            tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    sample = FIXTURES / "sessions" / "sample-session.jsonl"
+    (sessions / "good.jsonl").write_bytes(sample.read_bytes())
+    odd = os.path.join(os.fsencode(sessions), b"odd-\xff.jsonl")
+    with open(odd, "wb") as fh:
+        fh.write(sample.read_bytes())
+    (vault / "tsm.toml").write_text(f'[sessions]\ndirs = ["{sessions}"]\n')
+    data = index(tsm)
+    why = reasons(data)
+    shown = os.fsencode(sessions).decode() + "/odd-\\xff.jsonl"
+    assert why[shown] == "file name is not valid UTF-8; rename it to index it"
+    assert any(p.endswith("sessions/good.jsonl") for p in listed(tsm))
+    result = tsm("ingest-session", "-f", "json", os.fsdecode(odd))
+    assert result.code == 0, result.err
+    assert reasons(result.json()) == {shown: "file name is not valid UTF-8; rename it to "
+                                             "index it"}

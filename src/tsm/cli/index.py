@@ -112,7 +112,9 @@ def _through_daemon(operation: Any) -> dict[str, Any] | None:
 
 def run_ingest_session(args: argparse.Namespace) -> int:
     data = None
-    if args.file.is_file():  # a missing file is reported by the in-process path
+    # A missing file is reported by the in-process path, as is an undecodable name (the
+    # daemon's protocol carries Unicode only).
+    if args.file.is_file() and storable(str(args.file)):
         data = _through_daemon(lambda d: d.ingest_session(args.file))
     if data is None:
         data = asdict(local_backend().ingest_session(args.file, progress=progress_bar(args)))
