@@ -53,7 +53,6 @@ class E5Tokenizer:
             if len(piece) > longest.get(piece[0], 0):
                 longest[piece[0]] = len(piece)
         self._longest = longest
-        self._max_bytes = max(len(p.encode("utf-8")) for p in vocab.pieces)
         self._unk_score = float(np.float32(vocab.scores.min()) - np.float32(10.0))
         self._table = str.maketrans(vocab.normalization)
 
@@ -84,7 +83,12 @@ class E5Tokenizer:
     def _viterbi(self, chars: str) -> list[int]:
         n = len(chars)
         ids, scores, unk_score = self._ids, self._scores, self._unk_score
-        byte_len = [len(c.encode("utf-8")) for c in chars]
+        # A piece holds a metaspace only at its start: no substring reaching past the next
+        # one needs a lookup, nor one longer than the longest piece with its first character
+        # (speed-ups only: such substrings are not pieces).
+        next_meta = [n] * (n + 1)
+        for j in range(n - 1, -1, -1):
+            next_meta[j] = j + 1 if j + 1 < n and chars[j + 1] == META else next_meta[j + 1]
         # float32 arithmetic as in C: every sum is rounded by storing it in a float32 array.
         best = array("f", [-1e30]) * (n + 1)
         best[0] = 0.0
@@ -92,16 +96,12 @@ class E5Tokenizer:
         back_piece = [0] * (n + 1)
         back_from = [0] * (n + 1)
         dead = float(np.float32(-1e29))
-        longest, max_bytes = self._longest, self._max_bytes
+        longest = self._longest
         for i in range(n):
             here = best[i]
             if here <= dead:
                 continue
-            span = 0
-            for end in range(i + 1, min(n, i + longest.get(chars[i], 0)) + 1):
-                span += byte_len[end - 1]
-                if span > max_bytes or (end - 1 > i and chars[end - 1] == META):
-                    break  # no piece is longer, nor holds a metaspace after its start
+            for end in range(i + 1, min(next_meta[i], i + longest.get(chars[i], 0)) + 1):
                 index = ids.get(chars[i:end])
                 if index is not None:
                     rounded[0] = here + scores[index]
