@@ -1,6 +1,7 @@
 """Issue 14 items 4-7: files that are not what they seem. Links out of the vault (to a 0600
-file, to a folder, to /dev/zero), a FIFO, an undecodable file name, a line of brackets and a
-YAML alias bomb, each run through the real `tsm index` (and `get`/`search`) as a user would."""
+file, to a folder, to /dev/zero), a FIFO, an undecodable file name, a line of brackets, a
+YAML alias bomb and a backtracking .tsmignore, each run through the real `tsm index` (and
+`get`/`search`) as a user would."""
 
 from __future__ import annotations
 
@@ -147,5 +148,18 @@ def yaml_alias_bomb(lab: Lab) -> Outcome:
                    f"exit {code} in {took:.1f} s; body indexed without the metadata: {body}")
 
 
+def backtracking_tsmignore(lab: Lab) -> Outcome:
+    """.tsmignore `*a*a*a*a*a*a*a*a` and a note named a…ab (5 s per match at four stars)."""
+    _note(lab)
+    (lab.vault / ".tsmignore").write_text("*a" * 8 + "\n")
+    (lab.vault / "notes" / ("a" * 200 + "b.md")).write_text("# Long\n\nlongname\n")
+    started = time.perf_counter()
+    code, data = _index(lab, timeout=60)
+    took = time.perf_counter() - started
+    warned = any("not used" in w for w in data.get("warnings", []))
+    return Outcome(code == 0 and warned and took < 20,
+                   f"exit {code} in {took:.1f} s; the line refused with a warning: {warned}")
+
+
 ATTACKS = [symlink_to_private_file, symlinked_folder_outside, fifo_note, dev_zero_link,
-           undecodable_file_name, bracket_line, yaml_alias_bomb]
+           undecodable_file_name, bracket_line, yaml_alias_bomb, backtracking_tsmignore]

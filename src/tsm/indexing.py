@@ -65,6 +65,7 @@ def index_paths(
     report = IndexReport()
     root = settings.index_root
     rules = IgnoreRules(root)
+    report.warnings += rules.warnings
     reach = Reach.of(root, [d.path for d in settings.content_dirs], rules)
     targets, scopes = _targets(settings, conn, list(paths), reach, report)
     files = [f for target in targets for f in discover(root, target, rules)]

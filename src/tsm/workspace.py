@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,20 +38,57 @@ class StatePaths:
         return self.root / "synonyms.csv"
 
 
+# A .tsmignore comes with the folder, maybe from someone else. pathspec turns each `*` into
+# `[^/]*`, and k of them in one segment backtrack like n^k on a hostile name (`*a*a*a*a`
+# took 5 s for one 255-character name): at most two per segment, and a bounded file.
+MAX_STARS_PER_SEGMENT = 2
+MAX_IGNORE_LINES = 1000
+MAX_IGNORE_BYTES = 64 * 1024
+
+
 class IgnoreRules:
-    """gitignore-style matching (via pathspec) of paths relative to the index root."""
+    """gitignore-style matching (via pathspec) of paths relative to the index root.
+
+    `warnings` names the .tsmignore lines that were not used (too costly to match)."""
 
     def __init__(self, root: Path, extra_lines: tuple[str, ...] = ()) -> None:
         import pathspec
 
+        self.warnings: list[str] = []
         lines = list(ALWAYS_IGNORED) + list(extra_lines)
-        ignore_file = root / IGNORE_FILE
-        if ignore_file.is_file():
-            try:
-                lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                pass
+        lines += self._read_ignore_file(root / IGNORE_FILE)
         self._spec = pathspec.PathSpec.from_lines("gitignore", lines)
+
+    def _read_ignore_file(self, path: Path) -> list[str]:
+        try:
+            with open(path, "rb", opener=_nonblocking) as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    return []
+                data = fh.read(MAX_IGNORE_BYTES + 1)
+        except OSError:
+            return []
+        if len(data) > MAX_IGNORE_BYTES:
+            self.warnings.append(f"{IGNORE_FILE}: only its first {MAX_IGNORE_BYTES // 1024} KB "
+                                 "are used")
+        lines = data[:MAX_IGNORE_BYTES].decode("utf-8", "replace").splitlines()
+        if len(lines) > MAX_IGNORE_LINES:
+            self.warnings.append(f"{IGNORE_FILE}: only its first {MAX_IGNORE_LINES} lines are "
+                                 "used")
+        kept = []
+        for number, line in enumerate(lines[:MAX_IGNORE_LINES], start=1):
+            segments = line.strip().split("/")
+            if any(seg != "**" and seg.count("*") > MAX_STARS_PER_SEGMENT for seg in segments):
+                self.warnings.append(
+                    f"{IGNORE_FILE}:{number}: not used: more than {MAX_STARS_PER_SEGMENT} '*' "
+                    "in one path segment (matching it could take minutes)")
+                continue
+            kept.append(line)
+        return kept
 
     def ignored(self, rel: str, is_dir: bool = False) -> bool:
         return self._spec.match_file(rel + "/" if is_dir else rel)
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    """Open without blocking on a FIFO planted under the name (then refused as not regular)."""
+    return os.open(path, flags | os.O_NONBLOCK)

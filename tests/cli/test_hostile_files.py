@@ -191,3 +191,16 @@ def test_undecodable_transcript_name_does_not_abort_the_run(vault: Path, tsm: An
     assert result.code == 0, result.err
     assert reasons(result.json()) == {shown: "file name is not valid UTF-8; rename it to "
                                              "index it"}
+
+
+def test_costly_or_huge_tsmignore_is_bounded(vault: Path, tsm: Any) -> None:
+    """`*a*a*a*a*a*a*a*a` against a long name backtracks for minutes; a FIFO blocks."""
+    (vault / ".tsmignore").write_text("daily/\n" + "*a" * 8 + "\n")
+    (vault / "notes" / ("a" * 200 + "b.md")).write_text("# Long\n\nlongname\n")
+    data = index(tsm)
+    assert any(".tsmignore:2: not used" in w for w in data["warnings"]), data["warnings"]
+    assert not any(p.startswith("daily/") for p in listed(tsm))  # line 1 still applies
+    assert found(tsm, "longname") == ["notes/" + "a" * 200 + "b.md"]
+    (vault / ".tsmignore").unlink()
+    os.mkfifo(vault / ".tsmignore")
+    index(tsm)  # reading the FIFO would block for ever
