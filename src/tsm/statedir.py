@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import UnsafePath
+from .errors import IndexCorrupt, UnsafePath
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -156,6 +156,10 @@ def check_db_files(db_path: Path) -> None:
             info = os.lstat(path)
         except FileNotFoundError:
             continue
+        if not (stat.S_ISLNK(info.st_mode) or stat.S_ISREG(info.st_mode)):
+            # A folder or FIFO in the DB's place is a broken index, not an attack on a target.
+            raise IndexCorrupt(f"the index file {path} is not a regular file",
+                               "remove it, or set TSM_DB_PATH to the real file")
         problem = ("it is a symlink, and tsm does not write through links"
                    if stat.S_ISLNK(info.st_mode) else _file_problem(info))
         if problem:
