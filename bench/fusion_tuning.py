@@ -145,14 +145,15 @@ def drop(row: Row) -> float:
 def engine(row: Row, k: int = 1000, parity: float = 0.6, power: float = 2.0, cap: float = 1.0,
            typical_drop: float | None = 0.3, bridge: float | None = None,
            bridge_parity: float | None = None, evidence: str = "evidence",
-           bridge_evidence: str = "bridge_evidence") -> dict[str, float]:
+           bridge_evidence: str = "bridge_cov", complement: bool | None = None
+           ) -> dict[str, float]:
     """The shipped fusion (keyword_weight, vector_weight, k = 1000, the bridge at
     fuse.BRIDGE_WEIGHT times its own keyword weight) with one knob moved."""
     from tsm.search import fuse as f
 
     bridge = f.BRIDGE_WEIGHT if bridge is None else bridge
     bridge *= f.keyword_weight(row.get(bridge_evidence, 0.0),
-                               parity if bridge_parity is None else bridge_parity)
+                               f.BRIDGE_PARITY if bridge_parity is None else bridge_parity)
 
     keyword = f.keyword_weight(row[evidence], parity) \
         if (power, cap) == (f.KEYWORD_WEIGHT_POWER, 1.0) \
@@ -161,6 +162,8 @@ def engine(row: Row, k: int = 1000, parity: float = 0.6, power: float = 2.0, cap
     if typical_drop is not None:
         vector = f.vector_weight(row["vec_scores"], row["vec_mean"])
         vector *= f.TYPICAL_VECTOR_DROP / typical_drop
+    if f.BRIDGE_COMPLEMENTS if complement is None else complement:
+        bridge *= 1.0 - keyword
     return fuse(row, keyword, k=k, vector_weight=vector, bridge_weight=bridge)
 
 
@@ -205,18 +208,17 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "default without the bridge": lambda r: engine(r, bridge=0.0),
         "default, bridge weight 0.5": lambda r: engine(r, bridge=0.5),
         "default, bridge weight 2": lambda r: engine(r, bridge=2.0),
-        "default, bridge parity 0.3": lambda r: engine(r, bridge_parity=0.3),
+        "default, bridge parity 0.6": lambda r: engine(r, bridge_parity=0.6),
         "default, bridge parity 0 (always full weight)": lambda r: engine(r, bridge_parity=0.0),
-        "default, bridge weight from its coverage of all groups":
-            lambda r: engine(r, bridge_evidence="bridge_cov"),
-        "same, bridge parity 0.3": lambda r: engine(r, bridge_evidence="bridge_cov",
-                                                     bridge_parity=0.3),
-        "default, evidence from content words only":
+        "bridge evidence over known groups (as keywords), parity 0.6":
+            lambda r: engine(r, bridge_evidence="bridge_evidence", bridge_parity=0.6),
+        "same, parity 0.3": lambda r: engine(r, bridge_evidence="bridge_evidence",
+                                             bridge_parity=0.3),
+        "default, bridge weight times (1 - keyword weight)":
+            lambda r: engine(r, complement=True),
+        "complement, bridge parity 0": lambda r: engine(r, complement=True, bridge_parity=0.0),
+        "default, keyword evidence from content words only (no numbers, single letters)":
             lambda r: engine(r, evidence="evidence_content"),
-        "content evidence + bridge from coverage": lambda r: engine(
-            r, evidence="evidence_content", bridge_evidence="bridge_cov"),
-        "content evidence + bridge from coverage, bridge parity 0.3": lambda r: engine(
-            r, evidence="evidence_content", bridge_evidence="bridge_cov", bridge_parity=0.3),
     }
 
 
@@ -275,8 +277,9 @@ def evaluate(names: list[str]) -> None:
 
 
 def holdout(names: list[str]) -> None:
-    """Leave-one-dataset-out: choose among 24 fusion variants (keyword power 2 or 3, keyword
-    cap 1, 2 or 4, k 60 or 1000, with or without the vector weight) on the other sets, by
+    """Leave-one-dataset-out: choose among 72 fusion variants (keyword power 2 or 3, keyword
+    cap 1, 2 or 4, k 60 or 1000, with or without the vector weight, bridge weight 0, 0.5 or
+    1) on the other sets, by
     mean nDCG@10 relative to the better single signal among those above it on all of them,
     then score the choice on the held-out set."""
     import itertools
@@ -299,13 +302,15 @@ def holdout(names: list[str]) -> None:
     best = {n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"]))
             for n in names}
     scores = {}
-    for power, cap, k, drop_on in itertools.product((2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000),
-                                                     (True, False)):
+    for power, cap, k, drop_on, bridge in itertools.product(
+            (2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000), (True, False), (0.0, 0.5, 1.0)):
         def fn(r: Row, power: float = power, cap: float = cap, k: int = k,
-               drop_on: bool = drop_on) -> dict[str, float]:
-            return engine(r, k=k, power=power, cap=cap, typical_drop=0.3 if drop_on else None)
-        scores[(power, cap, k, drop_on)] = {n: ndcg(n, fn) for n in names}
-    print("| held out | chosen (power, cap, k, vector weight) | nDCG@10 | better single |")
+               drop_on: bool = drop_on, bridge: float = bridge) -> dict[str, float]:
+            return engine(r, k=k, power=power, cap=cap, typical_drop=0.3 if drop_on else None,
+                          bridge=bridge)
+        scores[(power, cap, k, drop_on, bridge)] = {n: ndcg(n, fn) for n in names}
+    print("| held out | chosen (power, cap, k, vector weight, bridge weight) | nDCG@10 | "
+          "better single |")
     print("|---|---|---:|---:|")
     for out in names:
         rest = [n for n in names if n != out]
@@ -333,7 +338,7 @@ def main() -> None:
     e.add_argument("datasets", nargs="+")
     p = sub.add_parser("predictor", help="how well the vector drop ratio predicts quality")
     p.add_argument("datasets", nargs="+")
-    h = sub.add_parser("holdout", help="leave-one-dataset-out choice among 24 variants")
+    h = sub.add_parser("holdout", help="leave-one-dataset-out choice among 72 variants")
     h.add_argument("datasets", nargs="+")
     args = parser.parse_args()
     if args.command == "collect":

@@ -18,7 +18,9 @@ from .fuse import term_coverage
 def content_terms(terms: Sequence[str]) -> list[str]:
     """The query's terms that can say what it is about: not numbers (a year, a count) and
     not single Latin letters (an initial, a variable name), which match notes on any topic.
-    A word with digits in it (p53, H2O) stays: it names something."""
+    A word with digits in it (p53, H2O) stays: it names something. Only the tuning bench
+    uses this: keyword evidence over content words alone lowered jaquad-para and scifact-ja
+    (bench/results/bridge.md), so the engine counts every word."""
     return [t for t in terms if any(c.isalpha() for c in t) and not (len(t) == 1 and
                                                                       t.isascii())]
 

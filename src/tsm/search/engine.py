@@ -164,8 +164,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     bridge_weight = fuse.BRIDGE_WEIGHT
     if bridge_ranked and bridge_cover is not None:  # a translation is a guess: in every mode
         bridge_weight *= fuse.keyword_weight(
-            bridge_cover.keyword_evidence([c for c, _, _ in bridge_ranked[:3]]),
-            settings.get("search.keyword_parity"))
+            bridge_cover.best([c for c, _, _ in bridge_ranked[:3]]), fuse.BRIDGE_PARITY)
     bridge_terms = fuse.score_scaled_rrf([s for _, _, s in bridge_ranked], k, bridge_weight,
                                          floor=0.0)
     for (chunk_id, doc_id, _), term in zip(bridge_ranked, bridge_terms, strict=True):
