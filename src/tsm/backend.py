@@ -77,6 +77,10 @@ class LocalBackend:
               progress: Progress | None = None) -> IndexReport:
         conn = self.conn(create=True)
         embedder = self.embedder() if embed else None
+        if self.settings.get("search.bridge"):
+            from .search.lexicon import load_lexicon
+
+            load_lexicon()  # the first use reduces JMdict (seconds): here, not in a search
         return index_paths(self.settings, conn, paths, embedder=embedder, progress=progress)
 
     def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport:
