@@ -24,6 +24,21 @@ from isolation import FIXED_NOW, isolated_environ  # noqa: E402
 from sample_vault import copy_tracked, fingerprint  # noqa: E402
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """One cache dir for the whole run, never the developer's ~/.cache: the converted
+    embedding graph and the bilingual lexicon are built once per run, not once per test."""
+    import tempfile
+
+    config._tsm_cache = tempfile.mkdtemp(prefix="tsm-test-cache-")  # type: ignore[attr-defined]
+    os.environ["XDG_CACHE_HOME"] = config._tsm_cache  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = getattr(config, "_tsm_cache", None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test reads the developer's config or writes outside tmp_path."""
