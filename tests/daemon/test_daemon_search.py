@@ -70,6 +70,22 @@ def test_errors_read_the_same_through_the_daemon(in_process: Harness, shared_dae
     assert served(shared_daemon) == before  # rejected before any search ran
 
 
+@pytest.mark.parametrize("argv", [
+    ("search", "\udcff\udcfe", "-f", "json"),
+    ("search", "git", "--path", "notes/\udcff", "-f", "json"),
+    ("search", "git", "--tag", "a\udcffb", "-f", "human"),
+], ids=["query", "path", "tag"])
+def test_arguments_that_are_not_utf8_are_user_errors(in_process: Harness,
+                                                     shared_daemon: Harness,
+                                                     argv: tuple[str, ...]) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates (`\\udcff`): with or without
+    a daemon they are a one-line user error, never a traceback or a system error."""
+    local = in_process.cli(*argv)
+    assert local.code == 1 and "not valid UTF-8" in local.err, local.err
+    remote = shared_daemon.cli(*argv)
+    assert (remote.code, remote.out, remote.err) == (local.code, local.out, local.err)
+
+
 def test_the_clock_of_the_client_is_used(daemon: Harness) -> None:
     """TSM_NOW travels with the command line, so "last month" means the client's month."""
     result = daemon.cli("search", "notes from last month", "-f", "json",

@@ -83,6 +83,8 @@ def _ask(sock_path: str, args: dict[str, object]) -> tuple[str, str, int] | None
             reply = protocol.receive(sock, protocol.MAX_REPLY_BYTES, REPLY_TIMEOUT)
     except (OSError, protocol.ProtocolError, protocol.ConnectionClosed):
         return None  # TimeoutError is an OSError
+    except UnicodeError:
+        return None  # an argument or variable that is not UTF-8: the full CLI names it
     result = reply.get("result")
     if not reply.get("ok") or not isinstance(result, dict):
         return None

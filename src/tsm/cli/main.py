@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         fmt = output_format(args)
         args.output = fmt
+        refuse_undecodable(args)
         handler: Any = args.handler
         return int(handler(args) or 0)
     except TsmError as error:
@@ -112,11 +113,31 @@ def run_forwarded(parse: Callable[[list[str]], argparse.Namespace], argv: list[s
         if args.command != "search":
             return None
         fmt = args.output = output_format(args, tty)
+        refuse_undecodable(args)
         return search.run_forwarded(args, settings, environ, render) + "\n", "", 0
     except TsmError as error:
         return "", error_text(error, fmt) + "\n", error.exit_code
     except SystemExit:  # --help or --version slipped through: let the full CLI print them
         return None
+
+
+# Commands whose arguments are file names: a name that is not UTF-8 is theirs to skip with
+# a reason (the file system allows it), not a bad argument.
+PATH_COMMANDS = frozenset({"index", "ingest-session", "trust", "untrust"})
+
+
+def refuse_undecodable(args: argparse.Namespace) -> None:
+    """An argument that is not valid UTF-8 (Python carries its bytes as lone surrogates) is a
+    user error, named once, before it can reach SQLite, JSON or a log as a system error."""
+    if args.command in PATH_COMMANDS:
+        return
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and any("\udc80" <= c <= "\udcff" for c in item):
+                shown = item.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+                label = "query" if name == "query_pos" else name.replace("_", "-")
+                raise UserError(f"the {label} argument is not valid UTF-8: '{shown}'",
+                                "pass text in UTF-8")
 
 
 def _check_working_directory() -> None:
