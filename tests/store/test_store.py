@@ -425,3 +425,19 @@ def test_incremental_vector_index_matches_a_fresh_load(db: sqlite3.Connection,
         if fresh.live_rows:
             query = embedder.embed_query("body 2")
             assert patched.nearest(query, 5) == fresh.nearest(query, 5)
+
+
+def test_a_db_from_elsewhere_cannot_run_functions_from_its_schema(tmp_path: Path) -> None:
+    """A cloned repository may ship its own .tsm/tsm.db: a view or trigger in it must not
+    call functions with side effects when tsm reads it (PRAGMA trusted_schema=OFF)."""
+    db = tmp_path / "tsm.db"
+    open_db(db, create=True).close()
+    planted = sqlite3.connect(db)
+    planted.create_function("leak", 1, lambda value: value)  # stands in for any side effect
+    planted.execute("CREATE VIEW planted AS SELECT leak(1) AS x")
+    planted.commit()
+    planted.close()
+    conn = open_db(db)
+    conn.create_function("leak", 1, lambda value: value)
+    with pytest.raises(sqlite3.OperationalError, match="unsafe use of leak"):
+        conn.execute("SELECT x FROM planted").fetchall()

@@ -27,6 +27,9 @@ def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)
         statedir.tighten_db_files(path)
+        # A DB tsm did not write (a cloned repo's .tsm) must not run SQL functions from
+        # its own views or triggers; tsm's schema uses none.
+        conn.execute("PRAGMA trusted_schema=OFF")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
