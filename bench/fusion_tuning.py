@@ -208,6 +208,10 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "default without the bridge": lambda r: engine(r, bridge=0.0),
         "default, bridge weight 0.5": lambda r: engine(r, bridge=0.5),
         "default, bridge weight 2": lambda r: engine(r, bridge=2.0),
+        "default, bridge weight 1": lambda r: engine(r, bridge=1.0),
+        "default, bridge weight 0.9": lambda r: engine(r, bridge=0.9),
+        "default, bridge weight 0.8": lambda r: engine(r, bridge=0.8),
+        "default, bridge weight 0.7": lambda r: engine(r, bridge=0.7),
         "default, bridge parity 0.6": lambda r: engine(r, bridge_parity=0.6),
         "default, bridge parity 0 (always full weight)": lambda r: engine(r, bridge_parity=0.0),
         "bridge evidence over known groups (as keywords), parity 0.6":
