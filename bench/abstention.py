@@ -57,14 +57,21 @@ from user_prompt_submit import (  # noqa: E402 - the hook's own rule and query c
 
 def tsm_env(state: Path, tsm: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-    env.update({"TSM_INDEX_ROOT": str(VAULT), "TSM_STATE_DIR": str(state),
-                "TSM_NO_USER_CONFIG": "1", "TSM_BIN": str(tsm)})
+    env.update(
+        {
+            "TSM_INDEX_ROOT": str(VAULT),
+            "TSM_STATE_DIR": str(state),
+            "TSM_NO_USER_CONFIG": "1",
+            "TSM_BIN": str(tsm),
+        }
+    )
     return env
 
 
 def run_tsm(tsm: Path, args: list[str], env: dict[str, str]) -> Any:
-    done = subprocess.run([str(tsm), *args], env=env, cwd=VAULT, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [str(tsm), *args], env=env, cwd=VAULT, capture_output=True, text=True, timeout=120
+    )
     if done.returncode != 0:
         raise SystemExit(f"tsm {' '.join(args)} failed ({done.returncode}): {done.stderr}")
     return json.loads(done.stdout)
@@ -72,19 +79,33 @@ def run_tsm(tsm: Path, args: list[str], env: dict[str, str]) -> Any:
 
 def run_hook(prompt: str, env: dict[str, str], session: str) -> dict[str, Any]:
     """Feed the hook the JSON Claude Code sends; parse its stdout as Claude Code would."""
-    payload = {"session_id": session, "transcript_path": f"/tmp/{session}.jsonl",
-               "cwd": str(VAULT), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    payload = {
+        "session_id": session,
+        "transcript_path": f"/tmp/{session}.jsonl",
+        "cwd": str(VAULT),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(HOOK)], input=json.dumps(payload), env=env,
-                          cwd=VAULT, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, str(HOOK)],
+        input=json.dumps(payload),
+        env=env,
+        cwd=VAULT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     ms = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
         raise SystemExit(f"hook exited {done.returncode}: {done.stderr}")
     if not done.stdout.strip():
         return {"paths": [], "ms": ms}
     xml = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    return {"paths": [r.findtext("source") or "" for r in ET.fromstring(xml).findall("result")],
-            "ms": ms}
+    return {
+        "paths": [r.findtext("source") or "" for r in ET.fromstring(xml).findall("result")],
+        "ms": ms,
+    }
 
 
 def load(path: Path) -> list[Row]:
@@ -95,8 +116,16 @@ def load(path: Path) -> list[Row]:
 def collect(tsm: Path, env: dict[str, str], rows: list[Row]) -> None:
     for row in rows:
         query = build_query(row["prompt"])
-        base = ["search", "-f", "json", "-k", str(TOP_K), "--fallback", "fts-only",
-                f"--query={query}"]
+        base = [
+            "search",
+            "-f",
+            "json",
+            "-k",
+            str(TOP_K),
+            "--fallback",
+            "fts-only",
+            f"--query={query}",
+        ]
         row["hybrid"] = run_tsm(tsm, base, env)["results"]
         row["fts"] = run_tsm(tsm, [*base, "--fts-only"], env)["results"]
         row["hook"] = run_hook(row["prompt"], env, f"abstention-{row['id']}")
@@ -142,44 +171,74 @@ def report(sets: dict[str, list[Row]], lines: list[str]) -> None:
     say = lines.append
     for name, rows in sets.items():
         n_rel = sum(r["expect"] is not None for r in rows)
-        ceiling = sum(r["expect"] in [x["source"]["path"] for x in r["hybrid"][:RELEVANT_RANKS]]
-                      for r in rows if r["expect"] is not None)
+        ceiling = sum(
+            r["expect"] in [x["source"]["path"] for x in r["hybrid"][:RELEVANT_RANKS]]
+            for r in rows
+            if r["expect"] is not None
+        )
         hook_ok = [success(r, r["hook"]["paths"]) for r in rows]
         rel, unrel = rates(rows, hook_ok)
-        fts_rel, fts_unrel = rates(rows, offline(rows, "fts", DEFAULT_MIN_RELEVANCE,
-                                                 DEFAULT_MIN_COVERAGE))
+        fts_rel, fts_unrel = rates(
+            rows, offline(rows, "fts", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE)
+        )
         say(f"\n## {name} set: {n_rel} about a note, {len(rows) - n_rel} unrelated")
-        say(f"search ceiling: expected note in the top {RELEVANT_RANKS} for {ceiling}/{n_rel} "
-            f"({pct(ceiling / max(n_rel, 1))})")
-        say(f"real hook, defaults (min relevance {DEFAULT_MIN_RELEVANCE}, min coverage "
+        say(
+            f"search ceiling: expected note in the top {RELEVANT_RANKS} for {ceiling}/{n_rel} "
+            f"({pct(ceiling / max(n_rel, 1))})"
+        )
+        say(
+            f"real hook, defaults (min relevance {DEFAULT_MIN_RELEVANCE}, min coverage "
             f"{DEFAULT_MIN_COVERAGE}): relevant {pct(rel)}, unrelated {pct(unrel)}; hook p50 "
-            f"{statistics.median(r['hook']['ms'] for r in rows):.0f} ms")
-        say(f"same floors on --fts-only results (vectors unavailable): relevant {pct(fts_rel)}, "
-            f"unrelated {pct(fts_unrel)}")
+            f"{statistics.median(r['hook']['ms'] for r in rows):.0f} ms"
+        )
+        say(
+            f"same floors on --fts-only results (vectors unavailable): relevant {pct(fts_rel)}, "
+            f"unrelated {pct(fts_unrel)}"
+        )
         for row, ok in zip(rows, hook_ok, strict=True):
             if ok:
                 continue
             top = row["hybrid"][0] if row["hybrid"] else None
-            rank = next((i + 1 for i, x in enumerate(row["hybrid"])
-                         if x["source"]["path"] == row["expect"]), None)
-            cue = (f"top {top['source']['path']} relevance {top['score_breakdown']['relevance']}"
-                   f" coverage {top['score_breakdown']['coverage']}") if top else "no hits"
-            what = (f"expected rank {rank}, injected {row['hook']['paths'][:3]}"
-                    if row["expect"] else f"injected {row['hook']['paths'][:3]}")
+            rank = next(
+                (
+                    i + 1
+                    for i, x in enumerate(row["hybrid"])
+                    if x["source"]["path"] == row["expect"]
+                ),
+                None,
+            )
+            cue = (
+                (
+                    f"top {top['source']['path']} relevance {top['score_breakdown']['relevance']}"
+                    f" coverage {top['score_breakdown']['coverage']}"
+                )
+                if top
+                else "no hits"
+            )
+            what = (
+                f"expected rank {rank}, injected {row['hook']['paths'][:3]}"
+                if row["expect"]
+                else f"injected {row['hook']['paths'][:3]}"
+            )
             say(f"  miss {row['id']}: {what}; {cue}; {row['prompt'][:70]!r}")
     calibration = sets["calibration"]
     best = fit(calibration)
-    loo = [offline([r], "hybrid", *fit(calibration, skip=i))[0]
-           for i, r in enumerate(calibration)]
+    loo = [offline([r], "hybrid", *fit(calibration, skip=i))[0] for i, r in enumerate(calibration)]
     say("\n## floors swept offline over the hook's searches")
-    say(f"best on the calibration set: min relevance {best[0]}, min coverage {best[1]}: "
+    say(
+        f"best on the calibration set: min relevance {best[0]}, min coverage {best[1]}: "
         f"{' / '.join(map(pct, rates(calibration, offline(calibration, 'hybrid', *best))))}; "
-        f"leave-one-out {' / '.join(map(pct, rates(calibration, loo)))}")
+        f"leave-one-out {' / '.join(map(pct, rates(calibration, loo)))}"
+    )
     for name, rows in sets.items():
-        say(f"{name}: relevant / unrelated by min relevance (min coverage "
-            f"{DEFAULT_MIN_COVERAGE}):")
-        say("  " + "  ".join(f"{x:+.4f}: {'/'.join(pct(v).strip() for v in rates(rows, offline(rows, 'hybrid', x, DEFAULT_MIN_COVERAGE)))}"  # noqa: E501
-                             for x in RELEVANCE_GRID[6:19:2]))
+        say(f"{name}: relevant / unrelated by min relevance (min coverage {DEFAULT_MIN_COVERAGE}):")
+        say(
+            "  "
+            + "  ".join(
+                f"{x:+.4f}: {'/'.join(pct(v).strip() for v in rates(rows, offline(rows, 'hybrid', x, DEFAULT_MIN_COVERAGE)))}"  # noqa: E501
+                for x in RELEVANCE_GRID[6:19:2]
+            )
+        )
 
 
 def main() -> None:
@@ -194,8 +253,10 @@ def main() -> None:
     try:
         started = time.perf_counter()
         index = run_tsm(tsm, ["index", "-f", "json"], env)
-        lines.append(f"indexed {index['indexed']} notes, {index['chunks']} chunks in "
-                     f"{time.perf_counter() - started:.1f} s")
+        lines.append(
+            f"indexed {index['indexed']} notes, {index['chunks']} chunks in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
         run_tsm(tsm, ["start"], env)
         sets = {name: load(path) for name, path in SETS.items()}
         for rows in sets.values():

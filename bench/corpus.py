@@ -6,13 +6,17 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-EN = ("git install release branch merge sqlite index query vector embedding model search "
-      "note daily meeting decision design server client latency memory cache disk backup "
-      "python rust docker network packet radio antenna tracker hunting license report app "
-      "battery solar module sensor firmware bluetooth lora range power test deploy").split()
-JA = ("狩猟 免許 捕獲 報告 アプリ 無線 通信 距離 消費 電力 設計 会議 決定 検索 索引 "
-      "記録 日報 調査 比較 資料 予算 試験 実装 改善 課題 対応 確認 連絡 共有 整理 "
-      "データベース サーバー モジュール バッテリー センサー アンテナ").split()
+EN = (
+    "git install release branch merge sqlite index query vector embedding model search "
+    "note daily meeting decision design server client latency memory cache disk backup "
+    "python rust docker network packet radio antenna tracker hunting license report app "
+    "battery solar module sensor firmware bluetooth lora range power test deploy"
+).split()
+JA = (
+    "狩猟 免許 捕獲 報告 アプリ 無線 通信 距離 消費 電力 設計 会議 決定 検索 索引 "
+    "記録 日報 調査 比較 資料 予算 試験 実装 改善 課題 対応 確認 連絡 共有 整理 "
+    "データベース サーバー モジュール バッテリー センサー アンテナ"
+).split()
 JA_GLUE = ("を", "の", "に", "は", "が", "で", "と")
 
 
@@ -32,9 +36,15 @@ def note(rng: random.Random, n: int, target_bytes: int = 2048) -> str:
     ja = n % 2 == 1
     sentence = _ja_sentence if ja else _en_sentence
     tags = rng.sample(EN[:20], 2)
-    lines = ["---", f"title: note {n}", f"tags: [{', '.join(tags)}]",
-             f"date: 202{rng.randint(4, 6)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-             "---", f"# Note {n}", ""]
+    lines = [
+        "---",
+        f"title: note {n}",
+        f"tags: [{', '.join(tags)}]",
+        f"date: 202{rng.randint(4, 6)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+        "---",
+        f"# Note {n}",
+        "",
+    ]
     section = 0
     while len("\n".join(lines).encode()) < target_bytes:
         if len(lines) % 6 == 0:

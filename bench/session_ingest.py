@@ -30,41 +30,96 @@ def transcript(turns: int) -> str:
     lines = []
     for n in range(turns):
         ja = n % 2
-        question = (f"狩猟免許の更新について質問{n}: 必要な書類と講習の日程を教えてください。" if ja
-                    else f"Question {n}: how do I rotate the SQLite WAL file and keep backups?")
-        answer = (f"回答{n}: 申請書、診断書、写真が必要です。講習は各地で実施。" * 3 if ja
-                  else f"Answer {n}: run a checkpoint, then copy the database with the backup "
-                       "API; never copy the -wal file alone. " * 3)
+        question = (
+            f"狩猟免許の更新について質問{n}: 必要な書類と講習の日程を教えてください。"
+            if ja
+            else f"Question {n}: how do I rotate the SQLite WAL file and keep backups?"
+        )
+        answer = (
+            f"回答{n}: 申請書、診断書、写真が必要です。講習は各地で実施。" * 3
+            if ja
+            else f"Answer {n}: run a checkpoint, then copy the database with the backup "
+            "API; never copy the -wal file alone. " * 3
+        )
         stamp = f"2026-03-{1 + n % 28:02d}T10:{n % 60:02d}:00.000Z"
-        lines.append(json.dumps({"type": "user", "uuid": f"u{n}", "timestamp": stamp,
-                                 "isSidechain": False,
-                                 "message": {"role": "user", "content": question}},
-                                ensure_ascii=False))
-        lines.append(json.dumps({"type": "assistant", "uuid": f"a{n}", "timestamp": stamp,
-                                 "isSidechain": False, "message": {
-                                     "role": "assistant", "content": [
-                                         {"type": "tool_use", "id": f"t{n}", "name": "Bash",
-                                          "input": {"command": "ls"}},
-                                         {"type": "text", "text": answer}]}},
-                                ensure_ascii=False))
-        lines.append(json.dumps({"type": "user", "uuid": f"r{n}", "timestamp": stamp,
-                                 "isSidechain": False, "message": {"role": "user", "content": [
-                                     {"type": "tool_result", "tool_use_id": f"t{n}",
-                                      "content": "a.txt"}]}}))
+        lines.append(
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"u{n}",
+                    "timestamp": stamp,
+                    "isSidechain": False,
+                    "message": {"role": "user", "content": question},
+                },
+                ensure_ascii=False,
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": f"a{n}",
+                    "timestamp": stamp,
+                    "isSidechain": False,
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": f"t{n}",
+                                "name": "Bash",
+                                "input": {"command": "ls"},
+                            },
+                            {"type": "text", "text": answer},
+                        ],
+                    },
+                },
+                ensure_ascii=False,
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"r{n}",
+                    "timestamp": stamp,
+                    "isSidechain": False,
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": f"t{n}", "content": "a.txt"}
+                        ],
+                    },
+                }
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
 def many_blocks(blocks: int) -> Iterator[str]:
     """One prompt, then `blocks` assistant lines of one text block each."""
-    yield json.dumps({"type": "user", "uuid": "u0", "timestamp": "2026-03-01T10:00:00.000Z",
-                      "message": {"role": "user", "content": "Explain the whole migration."}})
+    yield json.dumps(
+        {
+            "type": "user",
+            "uuid": "u0",
+            "timestamp": "2026-03-01T10:00:00.000Z",
+            "message": {"role": "user", "content": "Explain the whole migration."},
+        }
+    )
     # One length, differing only at the end: what a block-by-block comparison pays most for.
     preamble = "Next, move one more table to the new schema and verify its row counts. " * 4
     for n in range(blocks):
-        yield json.dumps({"type": "assistant", "uuid": f"a{n}",
-                          "timestamp": "2026-03-01T10:00:01.000Z", "message": {
-                              "role": "assistant", "content": [
-                                  {"type": "text", "text": f"{preamble}#{n:06d}"}]}})
+        yield json.dumps(
+            {
+                "type": "assistant",
+                "uuid": f"a{n}",
+                "timestamp": "2026-03-01T10:00:01.000Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"{preamble}#{n:06d}"}],
+                },
+            }
+        )
 
 
 def big_transcript(megabytes: int) -> Iterator[str]:
@@ -74,18 +129,65 @@ def big_transcript(megabytes: int) -> Iterator[str]:
     while written < megabytes * 1_000_000:
         stamp = f"2026-03-{1 + n % 28:02d}T10:{n % 60:02d}:00.000Z"
         for line in (
-            json.dumps({"type": "user", "uuid": f"u{n}", "timestamp": stamp, "message": {
-                "role": "user", "content": f"Question {n}: what does handler {n} do?"}}),
-            json.dumps({"type": "assistant", "uuid": f"a{n}", "timestamp": stamp, "message": {
-                "role": "assistant", "content": [
-                    {"type": "tool_use", "id": f"t{n}", "name": "Read",
-                     "input": {"file_path": f"/src/h{n}.py"}}]}}),
-            json.dumps({"type": "user", "uuid": f"r{n}", "timestamp": stamp, "message": {
-                "role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}",
-                                             "content": output}]}}, ensure_ascii=False),
-            json.dumps({"type": "assistant", "uuid": f"b{n}", "timestamp": stamp, "message": {
-                "role": "assistant", "content": [{"type": "text", "text": (
-                    f"Handler {n} forwards the event to process() unchanged.")}]}}),
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"u{n}",
+                    "timestamp": stamp,
+                    "message": {
+                        "role": "user",
+                        "content": f"Question {n}: what does handler {n} do?",
+                    },
+                }
+            ),
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": f"a{n}",
+                    "timestamp": stamp,
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": f"t{n}",
+                                "name": "Read",
+                                "input": {"file_path": f"/src/h{n}.py"},
+                            }
+                        ],
+                    },
+                }
+            ),
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"r{n}",
+                    "timestamp": stamp,
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": f"t{n}", "content": output}
+                        ],
+                    },
+                },
+                ensure_ascii=False,
+            ),
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": f"b{n}",
+                    "timestamp": stamp,
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "text",
+                                "text": (f"Handler {n} forwards the event to process() unchanged."),
+                            }
+                        ],
+                    },
+                }
+            ),
         ):
             written += len(line.encode()) + 1
             yield line
@@ -96,8 +198,12 @@ def ingest(path: Path, env: dict[str, str]) -> tuple[float, int, dict[str, Any]]
     """Seconds, peak RSS in MB and the JSON report of one `tsm ingest-session` process."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "tsm", "ingest-session", str(path),
-                                 "-f", "json"], env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tsm", "ingest-session", str(path), "-f", "json"],
+            env=env,
+            stdout=out,
+            stderr=err,
+        )
         # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would be a running maximum).
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - started
@@ -114,12 +220,19 @@ def measure(label: str, lines: Iterable[str], root: Path) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for line in lines:
             fh.write(line + "\n")
-    env = {**os.environ, "TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1",
-           "TSM_EMBEDDER": "none", "TSM_STATE_DIR": str(root / f".tsm-{label}")}
+    env = {
+        **os.environ,
+        "TSM_INDEX_ROOT": str(root),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_EMBEDDER": "none",
+        "TSM_STATE_DIR": str(root / f".tsm-{label}"),
+    }
     seconds, peak, report = ingest(path, env)
     again, _, _ = ingest(path, env)
-    print(f"| {label}: {path.stat().st_size / 1e6:.1f} MB | {seconds:.2f} s | {peak} MB | "
-          f"{report['chunks']} | {again:.2f} s |")
+    print(
+        f"| {label}: {path.stat().st_size / 1e6:.1f} MB | {seconds:.2f} s | {peak} MB | "
+        f"{report['chunks']} | {again:.2f} s |"
+    )
     path.unlink()
 
 

@@ -23,6 +23,7 @@ Results are written as JSON under bench/.cache/tokenizers/. Run it in a separate
 the candidates installed: sudachipy sudachidict-core fugashi unidic-lite lindera-python-ipadic
 janome ranx (see bench/results/tokenizers.md for the exact commands).
 """
+
 import json
 import os
 import sqlite3
@@ -70,8 +71,11 @@ class Sudachi:
 
     def __init__(self, mode="A", expand_c=False, dict_name="core", config=None):
         from sudachipy import Dictionary, SplitMode
+
         self.SplitMode = SplitMode
-        self.dic = Dictionary(dict=dict_name, config=config) if config else Dictionary(dict=dict_name)
+        self.dic = (
+            Dictionary(dict=dict_name, config=config) if config else Dictionary(dict=dict_name)
+        )
         self.mode = mode
         self.expand_c = expand_c
         m = getattr(SplitMode, "C" if expand_c else mode)
@@ -101,6 +105,7 @@ class Fugashi:
 
     def __init__(self):
         import fugashi
+
         self.tagger = fugashi.Tagger()  # picks unidic-lite when full unidic is absent
 
     def analyze(self, text):
@@ -120,6 +125,7 @@ class LinderaIpadic:
 
     def __init__(self, user_dict=None):
         import lindera
+
         b = lindera.TokenizerBuilder().set_mode("normal").set_dictionary("embedded://ipadic")
         if user_dict:
             b = b.set_user_dictionary(user_dict)
@@ -139,6 +145,7 @@ class Janome:
 
     def __init__(self):
         from janome.tokenizer import Tokenizer
+
         self.tok = Tokenizer()
 
     def analyze(self, text):
@@ -152,10 +159,12 @@ class Janome:
 
 class CharBigram:
     """Control: the README's BM25 reference tokenization (bigrams inside runs), run through FTS5."""
+
     family = "none"
 
     def analyze(self, text):
         import re
+
         out = []
         for run in re.split(r"[\W_]+", text.lower()):
             if not run:
@@ -164,7 +173,7 @@ class CharBigram:
                 out.append((run, run, "x", "*"))
             else:
                 for i in range(len(run) - 1):
-                    out.append((run[i:i + 2], run[i:i + 2], "x", "*"))
+                    out.append((run[i : i + 2], run[i : i + 2], "x", "*"))
         return out
 
 
@@ -198,7 +207,20 @@ def _has_alnum(s):
 
 # stricter: also drop pronouns, interjections, fillers, conjunctions and the most common light verbs
 DROP_STRICT_EXTRA = {"代名詞", "感動詞", "フィラー", "接続詞"}
-LIGHT = {"する", "ある", "いる", "なる", "れる", "られる", "できる", "為る", "有る", "居る", "成る", "出来る"}
+LIGHT = {
+    "する",
+    "ある",
+    "いる",
+    "なる",
+    "れる",
+    "られる",
+    "できる",
+    "為る",
+    "有る",
+    "居る",
+    "成る",
+    "出来る",
+}
 
 
 def make_filter(kind, family):
@@ -209,9 +231,22 @@ def make_filter(kind, family):
         return lambda s, n, p1, p2: p1 not in drop and _has_alnum(s)
     if kind == "strict":
         drop2 = drop | DROP_STRICT_EXTRA
-        return lambda s, n, p1, p2: p1 not in drop2 and _has_alnum(s) and not (p1 == "動詞" and n in LIGHT)
+        return lambda s, n, p1, p2: (
+            p1 not in drop2 and _has_alnum(s) and not (p1 == "動詞" and n in LIGHT)
+        )
     if kind == "content":  # nouns, verbs, adjectives, adverbs, prefixes/suffixes only
-        keep = {"名詞", "動詞", "形容詞", "形状詞", "形容動詞", "副詞", "接頭辞", "接頭詞", "接尾辞", "連体詞"}
+        keep = {
+            "名詞",
+            "動詞",
+            "形容詞",
+            "形状詞",
+            "形容動詞",
+            "副詞",
+            "接頭辞",
+            "接頭詞",
+            "接尾辞",
+            "連体詞",
+        }
         return lambda s, n, p1, p2: p1 in keep and _has_alnum(s)
     raise ValueError(kind)
 
@@ -297,9 +332,13 @@ def fts_quote(t):
 
 def build_index(doc_terms):
     con = sqlite3.connect(":memory:")
-    con.execute("CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
-    con.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)",
-                    ((i, " ".join(ts)) for i, ts in enumerate(doc_terms)))
+    con.execute(
+        "CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    con.executemany(
+        "INSERT INTO d(rowid, body) VALUES (?, ?)",
+        ((i, " ".join(ts)) for i, ts in enumerate(doc_terms)),
+    )
     return con
 
 
@@ -313,12 +352,15 @@ def search(con, terms, k=100):
     if not uniq:
         return []
     q = " OR ".join(fts_quote(t) for t in uniq)
-    return con.execute("SELECT rowid, bm25(d) FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT ?", (q, k)).fetchall()
+    return con.execute(
+        "SELECT rowid, bm25(d) FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT ?", (q, k)
+    ).fetchall()
 
 
 def evaluate(qrels, run):
     from ranx import Qrels, Run
     from ranx import evaluate as rx_eval
+
     # ranx needs every query to have an entry; empty results -> no entry; make_comparable fills them
     r = Run({q: d for q, d in run.items() if d} or {"__none__": {"__none__": 0.0}})
     res = rx_eval(Qrels(qrels), r, ["ndcg@10", "recall@100", "mrr@10"], make_comparable=True)
@@ -347,10 +389,20 @@ def run_variant(vname, corpus, queries_sets, analyzer_cache):
     con = build_index(doc_terms)
     idx_sec = time.perf_counter() - t0
     ids = [d["_id"] for d in corpus]
-    out = {"variant": vname, "analyzer": aname, "form": form, "pos_filter": fkind, "nfkc": nfkc,
-           "tokenize_sec": round(sec, 3), "tokens": ntok, "chars": nch,
-           "tokens_per_s": round(ntok / sec), "chars_per_s": round(nch / sec),
-           "indexed_terms": sum(len(x) for x in doc_terms), "fts_insert_sec": round(idx_sec, 3)}
+    out = {
+        "variant": vname,
+        "analyzer": aname,
+        "form": form,
+        "pos_filter": fkind,
+        "nfkc": nfkc,
+        "tokenize_sec": round(sec, 3),
+        "tokens": ntok,
+        "chars": nch,
+        "tokens_per_s": round(ntok / sec),
+        "chars_per_s": round(nch / sec),
+        "indexed_terms": sum(len(x) for x in doc_terms),
+        "fts_insert_sec": round(idx_sec, 3),
+    }
     for setname, (queries, qrels) in queries_sets.items():
         run, qtime, empty, errors = {}, 0.0, 0, 0
         for q in queries:
@@ -367,9 +419,15 @@ def run_variant(vname, corpus, queries_sets, analyzer_cache):
         m = evaluate(qrels, run)
         rdir = RESULTS / "runs"
         rdir.mkdir(parents=True, exist_ok=True)
-        (rdir / f"{setname}__{vname.replace(' ', '_').replace('/', '_')}.json").write_text(json.dumps(run))
-        out[setname] = dict(m, empty_queries=empty, fts_errors=errors,
-                            ms_per_query=round(1000 * qtime / len(queries), 3))
+        (rdir / f"{setname}__{vname.replace(' ', '_').replace('/', '_')}.json").write_text(
+            json.dumps(run)
+        )
+        out[setname] = dict(
+            m,
+            empty_queries=empty,
+            fts_errors=errors,
+            ms_per_query=round(1000 * qtime / len(queries), 3),
+        )
     con.close()
     return out
 
@@ -380,7 +438,11 @@ def cmd_quality(names):
     qj = load_jsonl(DATA / "jaquad/queries.jsonl")
     qrj = load_qrels(DATA / "jaquad/qrels/test.tsv")
     qp = [q for q in load_jsonl(DATA / "jaquad-para/queries.jsonl") if q["_id"].startswith("ja")]
-    qrp = {k: v for k, v in load_qrels(DATA / "jaquad-para/qrels/test.tsv").items() if k.startswith("ja")}
+    qrp = {
+        k: v
+        for k, v in load_qrels(DATA / "jaquad-para/qrels/test.tsv").items()
+        if k.startswith("ja")
+    }
     sets = {"jaquad": (qj, qrj), "jaquad-para-ja": (qp, qrp)}
     cache = {}
     names = names or list(VARIANTS)
@@ -394,6 +456,7 @@ def cmd_quality(names):
 def cmd_compare(setname="jaquad", names=None):
     """Paired two-sided t-test (ranx.compare) between saved runs of one query set."""
     from ranx import Qrels, Run, compare
+
     qfile = {"jaquad": "jaquad", "jaquad-para-ja": "jaquad-para"}[setname]
     qrels = load_qrels(DATA / qfile / "qrels/test.tsv")
     if setname == "jaquad-para-ja":
@@ -405,8 +468,14 @@ def cmd_compare(setname="jaquad", names=None):
             continue
         d = {q: r for q, r in json.loads(f.read_text()).items() if r}
         runs.append(Run(d, name=n))
-    rep = compare(Qrels(qrels), runs, metrics=["ndcg@10", "recall@100", "mrr@10"], max_p=0.01,
-                  stat_test="student", make_comparable=True)
+    rep = compare(
+        Qrels(qrels),
+        runs,
+        metrics=["ndcg@10", "recall@100", "mrr@10"],
+        max_p=0.01,
+        stat_test="student",
+        make_comparable=True,
+    )
     print(rep)
     (RESULTS / f"compare_{setname}.txt").write_text(str(rep) + "\n")
 
@@ -418,15 +487,19 @@ def cmd_report():
     for f in RESULTS.glob("quality_*.json"):
         rows.append(json.loads(f.read_text()))
     rows.sort(key=lambda r: order.index(r["variant"]) if r["variant"] in order else 99)
-    out = ["| variant | form | POS filter | NFKC | jaquad nDCG@10 | R@100 | MRR@10 | Δ nDCG vs bm25s ref 0.9158 "
-           "| para-ja nDCG@10 | R@100 | MRR@10 | tokens/s | chars/s | corpus tokenize s | indexed terms |",
-           "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "| variant | form | POS filter | NFKC | jaquad nDCG@10 | R@100 | MRR@10 | Δ nDCG vs bm25s ref 0.9158 "
+        "| para-ja nDCG@10 | R@100 | MRR@10 | tokens/s | chars/s | corpus tokenize s | indexed terms |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         j, p = r["jaquad"], r["jaquad-para-ja"]
-        out.append(f"| {r['variant']} | {r['form']} | {r['pos_filter']} | {'y' if r['nfkc'] else 'n'} | "
-                   f"{j['ndcg@10']:.4f} | {j['recall@100']:.4f} | {j['mrr@10']:.4f} | {j['ndcg@10'] - 0.9158:+.4f} | "
-                   f"{p['ndcg@10']:.4f} | {p['recall@100']:.4f} | {p['mrr@10']:.4f} | {r['tokens_per_s']:,} | "
-                   f"{r['chars_per_s']:,} | {r['tokenize_sec']} | {r['indexed_terms']:,} |")
+        out.append(
+            f"| {r['variant']} | {r['form']} | {r['pos_filter']} | {'y' if r['nfkc'] else 'n'} | "
+            f"{j['ndcg@10']:.4f} | {j['recall@100']:.4f} | {j['mrr@10']:.4f} | {j['ndcg@10'] - 0.9158:+.4f} | "
+            f"{p['ndcg@10']:.4f} | {p['recall@100']:.4f} | {p['mrr@10']:.4f} | {r['tokens_per_s']:,} | "
+            f"{r['chars_per_s']:,} | {r['tokenize_sec']} | {r['indexed_terms']:,} |"
+        )
     print("\n".join(out))
     for name in ("speed.json", "startup.json", "sizes.json", "threads.json", "userdict.json"):
         f = RESULTS / name
@@ -440,17 +513,35 @@ def cmd_speed(names=None):
     texts = [prep(d["title"] + " " + d["text"], True) for d in corpus]
     nch = sum(len(t) for t in texts)
     res = {}
-    t0 = time.perf_counter(); [unicodedata.normalize("NFKC", d["title"] + " " + d["text"]) for d in corpus]
-    res["(NFKC only)"] = {"sec": round(time.perf_counter() - t0, 3), "chars_per_s": round(nch / (time.perf_counter() - t0))}
-    for n in names or ["sudachi-A", "sudachi-C", "sudachi-A+C", "fugashi-unidiclite", "lindera-ipadic", "janome"]:
+    t0 = time.perf_counter()
+    [unicodedata.normalize("NFKC", d["title"] + " " + d["text"]) for d in corpus]
+    res["(NFKC only)"] = {
+        "sec": round(time.perf_counter() - t0, 3),
+        "chars_per_s": round(nch / (time.perf_counter() - t0)),
+    }
+    for n in names or [
+        "sudachi-A",
+        "sudachi-C",
+        "sudachi-A+C",
+        "fugashi-unidiclite",
+        "lindera-ipadic",
+        "janome",
+    ]:
         an = ANALYZERS[n]()
         reps = 1 if n == "janome" else 5
         ts = []
         for _ in range(reps):
-            t0 = time.perf_counter(); ntok = sum(len(an.analyze(t)) for t in texts); ts.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            ntok = sum(len(an.analyze(t)) for t in texts)
+            ts.append(time.perf_counter() - t0)
         sec = statistics.median(ts)
-        res[n] = {"sec": round(sec, 3), "tokens": ntok, "tokens_per_s": round(ntok / sec), "chars_per_s": round(nch / sec),
-                  "reps": reps}
+        res[n] = {
+            "sec": round(sec, 3),
+            "tokens": ntok,
+            "tokens_per_s": round(ntok / sec),
+            "chars_per_s": round(nch / sec),
+            "reps": reps,
+        }
         print(n, res[n], flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "speed.json").write_text(json.dumps(res, indent=1))
@@ -460,27 +551,47 @@ def cmd_speed(names=None):
 # Start-up cost and install size
 # --------------------------------------------------------------------------------------
 STARTUP = {
-    "sudachi": ("import sudachipy", "d=sudachipy.Dictionary(dict='core'); t=d.tokenizer(mode=sudachipy.SplitMode.A)",
-                "[m.surface() for m in t.tokenize('狩猟免許を取得した。')]"),
-    "fugashi-unidiclite": ("import fugashi", "t=fugashi.Tagger()", "[w.surface for w in t('狩猟免許を取得した。')]"),
-    "lindera-ipadic": ("import lindera",
-                       "t=lindera.TokenizerBuilder().set_mode('normal').set_dictionary('embedded://ipadic').build()",
-                       "[x.surface for x in t.tokenize('狩猟免許を取得した。')]"),
-    "janome": ("from janome.tokenizer import Tokenizer", "t=Tokenizer()",
-               "[x.surface for x in t.tokenize('狩猟免許を取得した。')]"),
+    "sudachi": (
+        "import sudachipy",
+        "d=sudachipy.Dictionary(dict='core'); t=d.tokenizer(mode=sudachipy.SplitMode.A)",
+        "[m.surface() for m in t.tokenize('狩猟免許を取得した。')]",
+    ),
+    "fugashi-unidiclite": (
+        "import fugashi",
+        "t=fugashi.Tagger()",
+        "[w.surface for w in t('狩猟免許を取得した。')]",
+    ),
+    "lindera-ipadic": (
+        "import lindera",
+        "t=lindera.TokenizerBuilder().set_mode('normal').set_dictionary('embedded://ipadic').build()",
+        "[x.surface for x in t.tokenize('狩猟免許を取得した。')]",
+    ),
+    "janome": (
+        "from janome.tokenizer import Tokenizer",
+        "t=Tokenizer()",
+        "[x.surface for x in t.tokenize('狩猟免許を取得した。')]",
+    ),
 }
 
 
 def cmd_startup(name):
     imp, cons, call = STARTUP[name]
     g = {}
-    t0 = time.perf_counter(); exec(imp, g)
-    t1 = time.perf_counter(); exec(cons, g)
-    t2 = time.perf_counter(); exec(call, g)
+    t0 = time.perf_counter()
+    exec(imp, g)
+    t1 = time.perf_counter()
+    exec(cons, g)
+    t2 = time.perf_counter()
+    exec(call, g)
     t3 = time.perf_counter()
     import resource
+
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"import_s": t1 - t0, "construct_s": t2 - t1, "first_call_s": t3 - t2, "maxrss_mb": rss}))
+    print(
+        json.dumps(
+            {"import_s": t1 - t0, "construct_s": t2 - t1, "first_call_s": t3 - t2, "maxrss_mb": rss}
+        )
+    )
 
 
 def cmd_startup_all(n=5):
@@ -489,9 +600,12 @@ def cmd_startup_all(n=5):
     for name in STARTUP:
         samples = []
         for _ in range(n):
-            p = subprocess.run([sys.executable, __file__, "startup", name], capture_output=True, text=True)
+            p = subprocess.run(
+                [sys.executable, __file__, "startup", name], capture_output=True, text=True
+            )
             if p.returncode:
-                print(name, "FAILED", p.stderr[-500:]); break
+                print(name, "FAILED", p.stderr[-500:])
+                break
             samples.append(json.loads(p.stdout.strip().splitlines()[-1]))
         if samples:
             res[name] = {k: round(statistics.median(s[k] for s in samples), 4) for k in samples[0]}
@@ -509,6 +623,7 @@ SIZES = {
 
 def cmd_sizes():
     from importlib import metadata
+
     res = {}
     for label, dists in SIZES.items():
         total, parts = 0, {}
@@ -530,20 +645,69 @@ def cmd_sizes():
 # --------------------------------------------------------------------------------------
 # Hand checks
 # --------------------------------------------------------------------------------------
-SEG_SAMPLES = ["捕獲報告アプリ", "東京都庁", "機械学習モデル", "形態素解析器", "ＬｏＲａモジュール",
-               "令和6年", "令和６年", "Gitのinstall手順", "狩猟免許を取得した。捕獲報告アプリを作る。"]
+SEG_SAMPLES = [
+    "捕獲報告アプリ",
+    "東京都庁",
+    "機械学習モデル",
+    "形態素解析器",
+    "ＬｏＲａモジュール",
+    "令和6年",
+    "令和６年",
+    "Gitのinstall手順",
+    "狩猟免許を取得した。捕獲報告アプリを作る。",
+]
 HIT_DOC = "狩猟免許を取得した。捕獲報告アプリを作る。"
-DISTRACTORS = ["ＬｏＲａモジュールでGitのinstall手順を書いた。", "ガスの検針に行く。", "Running tests quickly",
-               "令和６年度の東京都庁の機械学習モデルと形態素解析器"]
-HIT_QUERIES = ["狩猟", "免許", "捕獲", "報告", "アプリ", "捕獲報告アプリ", "狩猟免許", "LoRa", "lora", "ｌｏｒａ",
-               "install", "インストール", "git", "ガス", "カス", "作った", "取得する", "run", "test", "令和6年", "2024年", "東京", "都庁", "機械学習", "形態素", "解析"]
+DISTRACTORS = [
+    "ＬｏＲａモジュールでGitのinstall手順を書いた。",
+    "ガスの検針に行く。",
+    "Running tests quickly",
+    "令和６年度の東京都庁の機械学習モデルと形態素解析器",
+]
+HIT_QUERIES = [
+    "狩猟",
+    "免許",
+    "捕獲",
+    "報告",
+    "アプリ",
+    "捕獲報告アプリ",
+    "狩猟免許",
+    "LoRa",
+    "lora",
+    "ｌｏｒａ",
+    "install",
+    "インストール",
+    "git",
+    "ガス",
+    "カス",
+    "作った",
+    "取得する",
+    "run",
+    "test",
+    "令和6年",
+    "2024年",
+    "東京",
+    "都庁",
+    "機械学習",
+    "形態素",
+    "解析",
+]
 
 
 def cmd_segment():
     lines = []
-    names = ["sudachi-A", "sudachi-B", "sudachi-C", "sudachi-A+C", "fugashi-unidiclite", "lindera-ipadic", "janome"]
+    names = [
+        "sudachi-A",
+        "sudachi-B",
+        "sudachi-C",
+        "sudachi-A+C",
+        "fugashi-unidiclite",
+        "lindera-ipadic",
+        "janome",
+    ]
     ans = {n: ANALYZERS[n]() for n in names}
-    lines.append("## Segmentation (input NFKC-normalized; tokens separated by spaces; POS filter 'func' applied)\n")
+    lines.append(
+        "## Segmentation (input NFKC-normalized; tokens separated by spaces; POS filter 'func' applied)\n"
+    )
     lines.append("| input | " + " | ".join(names) + " |")
     lines.append("|---|" + "---|" * len(names))
     for s in SEG_SAMPLES:
@@ -561,26 +725,38 @@ def cmd_segment():
             a = ans[n].analyze(s)
             row.append(" ".join(to_terms(a, "surface", make_filter("func", ans[n].family))))
         lines.append("| " + " | ".join(row) + " |")
-    lines.append("\n## normalized form (Sudachi normalized_form / UniDic lemma / IPADIC base form), func filter\n")
+    lines.append(
+        "\n## normalized form (Sudachi normalized_form / UniDic lemma / IPADIC base form), func filter\n"
+    )
     for n in ["sudachi-A", "sudachi-A+C", "fugashi-unidiclite", "lindera-ipadic"]:
         for s in SEG_SAMPLES:
             a = ans[n].analyze(prep(s, True))
-            lines.append(f"- {n}: {s} -> " + " ".join(to_terms(a, "norm", make_filter("func", ans[n].family))))
+            lines.append(
+                f"- {n}: {s} -> "
+                + " ".join(to_terms(a, "norm", make_filter("func", ans[n].family)))
+            )
     # FTS5 hit checks
-    cols = [(n, "surface") for n in names] + [("sudachi-A", "norm"), ("sudachi-A", "hybrid"),
-                                              ("sudachi-A+C", "hybrid"), ("fugashi-unidiclite", "norm")]
+    cols = [(n, "surface") for n in names] + [
+        ("sudachi-A", "norm"),
+        ("sudachi-A", "hybrid"),
+        ("sudachi-A+C", "hybrid"),
+        ("fugashi-unidiclite", "norm"),
+    ]
     labels = [n if f == "surface" else n + " " + f for n, f in cols]
     for nfkc in (True, False):
-        lines.append(f"\n## FTS5 hit check (NFKC={'on' if nfkc else 'off'} for docs and queries): "
-                     + ", ".join(f"d{i} = 「{t}」" for i, t in enumerate([HIT_DOC] + DISTRACTORS))
-                     + "; cell = matching docs\n")
+        lines.append(
+            f"\n## FTS5 hit check (NFKC={'on' if nfkc else 'off'} for docs and queries): "
+            + ", ".join(f"d{i} = 「{t}」" for i, t in enumerate([HIT_DOC] + DISTRACTORS))
+            + "; cell = matching docs\n"
+        )
         lines.append("| query | " + " | ".join(labels) + " |")
         lines.append("|---|" + "---|" * len(cols))
         cons = {}
         for n, f in cols:
             flt = make_filter("func", ans[n].family)
-            cons[(n, f)] = build_index([to_terms(ans[n].analyze(prep(t, nfkc)), f, flt)
-                                        for t in [HIT_DOC] + DISTRACTORS])
+            cons[(n, f)] = build_index(
+                [to_terms(ans[n].analyze(prep(t, nfkc)), f, flt) for t in [HIT_DOC] + DISTRACTORS]
+            )
         for q in HIT_QUERIES:
             row = [q]
             for n, f in cols:
@@ -591,12 +767,31 @@ def cmd_segment():
             lines.append("| " + " | ".join(row) + " |")
     # does unicode61 remove_diacritics fold kana voicing? (raw FTS5, no Python tokenizer)
     con = sqlite3.connect(":memory:")
-    con.execute("CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
-    con.executemany("INSERT INTO d(rowid, body) VALUES (?,?)", [(1, "ガス"), (2, "カス"), (3, "ＬｏＲａ"), (4, "lora"),
-                                                                  (5, "café"), (6, "パン"), (7, "ﾊﾟﾝ")])
-    lines.append("\n## Raw FTS5 unicode61 behaviour (docs: 1 ガス, 2 カス, 3 ＬｏＲａ, 4 lora, 5 café, 6 パン, 7 ﾊﾟﾝ)\n")
+    con.execute(
+        "CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    con.executemany(
+        "INSERT INTO d(rowid, body) VALUES (?,?)",
+        [
+            (1, "ガス"),
+            (2, "カス"),
+            (3, "ＬｏＲａ"),
+            (4, "lora"),
+            (5, "café"),
+            (6, "パン"),
+            (7, "ﾊﾟﾝ"),
+        ],
+    )
+    lines.append(
+        "\n## Raw FTS5 unicode61 behaviour (docs: 1 ガス, 2 カス, 3 ＬｏＲａ, 4 lora, 5 café, 6 パン, 7 ﾊﾟﾝ)\n"
+    )
     for q in ["カス", "ガス", "lora", "ＬｏＲａ", "cafe", "パン", "ハン"]:
-        r = [x[0] for x in con.execute("SELECT rowid FROM d WHERE d MATCH ? ORDER BY rowid", (fts_quote(q),))]
+        r = [
+            x[0]
+            for x in con.execute(
+                "SELECT rowid FROM d WHERE d MATCH ? ORDER BY rowid", (fts_quote(q),)
+            )
+        ]
         lines.append(f"- MATCH {fts_quote(q)} -> rows {r}")
     txt = "\n".join(lines)
     print(txt)
@@ -609,6 +804,7 @@ def cmd_segment():
 # --------------------------------------------------------------------------------------
 def cmd_threads():
     import threading
+
     corpus = load_jsonl(DATA / "jaquad/corpus.jsonl")[:400]
     texts = [prep(d["title"] + " " + d["text"], True) for d in corpus]
     out = {}
@@ -616,7 +812,9 @@ def cmd_threads():
         res = {}
         an = ANALYZERS[name]()
         serial = [an.analyze(t) for t in texts]
-        t0 = time.perf_counter(); [an.analyze(t) for t in texts]; one = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        [an.analyze(t) for t in texts]
+        one = time.perf_counter() - t0
         res["serial_sec(400 docs)"] = round(one, 3)
         # (1) one shared object, 2 threads
         errs, mism = [], [0]
@@ -628,25 +826,36 @@ def cmd_threads():
                         mism[0] += 1
                 except Exception as e:  # noqa
                     errs.append(type(e).__name__ + ": " + str(e)[:80])
+
         parts = [range(0, len(texts), 2), range(1, len(texts), 2)]
         th = [threading.Thread(target=work, args=(an, p)) for p in parts]
-        t0 = time.perf_counter(); [x.start() for x in th]; [x.join() for x in th]
+        t0 = time.perf_counter()
+        [x.start() for x in th]
+        [x.join() for x in th]
         res["shared_2threads_sec"] = round(time.perf_counter() - t0, 3)
         res["shared_2threads_errors"] = len(errs)
         res["shared_2threads_first_error"] = errs[0] if errs else None
         res["shared_2threads_mismatches"] = mism[0]
         # (2) one object per thread
-        errs.clear(); mism[0] = 0
+        errs.clear()
+        mism[0] = 0
         if name.startswith("sudachi"):
             from sudachipy import SplitMode
+
             objs = []
-            for _ in range(2):  # share the Dictionary, one Tokenizer per thread (documented pattern)
-                o = Sudachi.__new__(Sudachi); o.__dict__.update(an.__dict__)
-                o.tok = an.dic.tokenizer(mode=SplitMode.A); objs.append(o)
+            for _ in range(
+                2
+            ):  # share the Dictionary, one Tokenizer per thread (documented pattern)
+                o = Sudachi.__new__(Sudachi)
+                o.__dict__.update(an.__dict__)
+                o.tok = an.dic.tokenizer(mode=SplitMode.A)
+                objs.append(o)
         else:
             objs = [ANALYZERS[name]() for _ in range(2)]
         th = [threading.Thread(target=work, args=(o, p)) for o, p in zip(objs, parts)]
-        t0 = time.perf_counter(); [x.start() for x in th]; [x.join() for x in th]
+        t0 = time.perf_counter()
+        [x.start() for x in th]
+        [x.join() for x in th]
         res["per_thread_2threads_sec"] = round(time.perf_counter() - t0, 3)
         res["per_thread_errors"] = len(errs)
         res["per_thread_mismatches"] = mism[0]
@@ -660,9 +869,11 @@ def cmd_threads():
                 msg = "ok" if ok else "mismatch"
             except Exception as e:  # noqa
                 msg = "error " + type(e).__name__
-            os.write(w, msg.encode()); os._exit(0)
+            os.write(w, msg.encode())
+            os._exit(0)
         os.close(w)
-        msg = os.read(r, 200).decode(); os.waitpid(pid, 0)
+        msg = os.read(r, 200).decode()
+        os.waitpid(pid, 0)
         res["fork_child_reuse"] = msg
         # (4) reuse: same object 1000 calls gives stable output
         res["reuse_stable"] = all(an.analyze(texts[i % 50]) == serial[i % 50] for i in range(1000))
@@ -686,29 +897,66 @@ def cmd_userdict():
     try:
         import sudachidict_core
         from sudachipy import Config, Dictionary, SplitMode
+
         sysdic = Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
         base = Dictionary(dict="core").tokenizer(mode=SplitMode.A)
         # A-unit split info: inline word references "surface,pos1..pos6,reading" joined by '/'
         # (numeric word_id() references were rejected by 0.7.0 ubuild: "Split reference ... was incorrect")
-        refs = "/".join(",".join([m.surface(), *m.part_of_speech(), m.reading_form()])
-                        for m in base.tokenize("くくり罠"))
+        refs = "/".join(
+            ",".join([m.surface(), *m.part_of_speech(), m.reading_form()])
+            for m in base.tokenize("くくり罠")
+        )
         import csv as _csv
         import io
+
         buf = io.StringIO()
         # cols: surface,left,right,cost,display,pos1..pos6,reading,normalized,dicform-id,split-type,A-split,B-split,unused
         _csv.writer(buf, lineterminator="\n").writerow(
-            ["くくり罠", 5146, 5146, 5000, "くくり罠", "名詞", "普通名詞", "一般", "*", "*", "*", "ククリワナ", "くくり罠",
-             "*", "C", refs, "*", "*"])
+            [
+                "くくり罠",
+                5146,
+                5146,
+                5000,
+                "くくり罠",
+                "名詞",
+                "普通名詞",
+                "一般",
+                "*",
+                "*",
+                "*",
+                "ククリワナ",
+                "くくり罠",
+                "*",
+                "C",
+                refs,
+                "*",
+                "*",
+            ]
+        )
         csv = buf.getvalue()
         (UD_DIR / "sudachi_user.csv").write_text(csv, encoding="utf-8")
         t0 = time.perf_counter()
         (UD_DIR / "sudachi_user.dic").unlink(missing_ok=True)  # ubuild refuses to overwrite
-        p = subprocess.run([str(Path(sys.executable).parent / "sudachipy"), "ubuild", "-s", str(sysdic),
-                            "-o", str(UD_DIR / "sudachi_user.dic"), str(UD_DIR / "sudachi_user.csv")],
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "sudachipy"),
+                "ubuild",
+                "-s",
+                str(sysdic),
+                "-o",
+                str(UD_DIR / "sudachi_user.dic"),
+                str(UD_DIR / "sudachi_user.csv"),
+            ],
+            capture_output=True,
+            text=True,
+        )
         build_s = time.perf_counter() - t0
-        r = {"csv": csv.strip(), "ubuild_rc": p.returncode, "ubuild_sec": round(build_s, 2),
-             "ubuild_out": (p.stdout + p.stderr).strip()[-300:]}
+        r = {
+            "csv": csv.strip(),
+            "ubuild_rc": p.returncode,
+            "ubuild_sec": round(build_s, 2),
+            "ubuild_out": (p.stdout + p.stderr).strip()[-300:],
+        }
         d = Dictionary(dict="core", config=Config(user=[str(UD_DIR / "sudachi_user.dic")]))
         for mode in ("A", "C"):
             t = d.tokenizer(mode=getattr(SplitMode, mode))
@@ -725,18 +973,49 @@ def cmd_userdict():
     try:
         import fugashi
         import unidic_lite
+
         dicdir = unidic_lite.DICDIR
         # unidic-lite features: pos1..4,cType,cForm,lForm,lemma,orth,pron,orthBase,pronBase,goshu,iType,iForm,
         # fType,fForm,kana,kanaBase,form,formBase,iConType,fConType,aType,aConType,aModeType (26)
-        feats = ["名詞", "普通名詞", "一般", "*", "*", "*", "ククリワナ", "くくり罠", "くくり罠", "ククリワナ", "くくり罠",
-                 "ククリワナ", "混", "*", "*", "*", "*", "ククリワナ", "ククリワナ", "ククリワナ", "ククリワナ", "*", "*",
-                 "0", "C2", "*"]
+        feats = [
+            "名詞",
+            "普通名詞",
+            "一般",
+            "*",
+            "*",
+            "*",
+            "ククリワナ",
+            "くくり罠",
+            "くくり罠",
+            "ククリワナ",
+            "くくり罠",
+            "ククリワナ",
+            "混",
+            "*",
+            "*",
+            "*",
+            "*",
+            "ククリワナ",
+            "ククリワナ",
+            "ククリワナ",
+            "ククリワナ",
+            "*",
+            "*",
+            "0",
+            "C2",
+            "*",
+        ]
         csv = "くくり罠,5139,5139,3000," + ",".join(feats) + "\n"
         (UD_DIR / "mecab_user.csv").write_text(csv, encoding="utf-8")
         t0 = time.perf_counter()
-        fugashi.build_dictionary(f"mecab-dict-index -d {dicdir} -u {UD_DIR / 'mecab_user.dic'} -f utf-8 -t utf-8 {UD_DIR / 'mecab_user.csv'}")
-        r = {"csv": csv.strip(), "build_sec": round(time.perf_counter() - t0, 2),
-             "built": (UD_DIR / "mecab_user.dic").exists()}
+        fugashi.build_dictionary(
+            f"mecab-dict-index -d {dicdir} -u {UD_DIR / 'mecab_user.dic'} -f utf-8 -t utf-8 {UD_DIR / 'mecab_user.csv'}"
+        )
+        r = {
+            "csv": csv.strip(),
+            "build_sec": round(time.perf_counter() - t0, 2),
+            "built": (UD_DIR / "mecab_user.dic").exists(),
+        }
         tg = fugashi.Tagger(f"-u {UD_DIR / 'mecab_user.dic'}")
         r["tokens"] = " | ".join(w.surface for w in tg(UD_TEXT))
         w0 = next(iter(tg(UD_TEXT)))
@@ -747,11 +1026,17 @@ def cmd_userdict():
     # --- lindera-python-ipadic: simple 3-column CSV loaded at runtime (no compile step)
     try:
         import lindera
+
         csv = "くくり罠,カスタム名詞,ククリワナ\n"
         (UD_DIR / "lindera_user.csv").write_text(csv, encoding="utf-8")
         t0 = time.perf_counter()
-        tk = (lindera.TokenizerBuilder().set_mode("normal").set_dictionary("embedded://ipadic")
-              .set_user_dictionary(str(UD_DIR / "lindera_user.csv")).build())
+        tk = (
+            lindera.TokenizerBuilder()
+            .set_mode("normal")
+            .set_dictionary("embedded://ipadic")
+            .set_user_dictionary(str(UD_DIR / "lindera_user.csv"))
+            .build()
+        )
         r = {"csv": csv.strip(), "load_sec": round(time.perf_counter() - t0, 2)}
         toks = tk.tokenize(UD_TEXT)
         r["tokens"] = " | ".join(t.surface for t in toks)
@@ -762,6 +1047,7 @@ def cmd_userdict():
     # --- janome: simple CSV (surface,pos,reading) compiled in memory at Tokenizer() time
     try:
         from janome.tokenizer import Tokenizer
+
         csv = "くくり罠,カスタム名詞,ククリワナ\n"
         (UD_DIR / "janome_user.csv").write_text(csv, encoding="utf-8")
         t0 = time.perf_counter()

@@ -48,8 +48,10 @@ def main() -> None:
             index.nearest(query, 300, allowed)
             masked.append((time.perf_counter() - started) * 1000)
         plain.sort()
-        print(f"| {size:,} | {matrix.nbytes / 1e6:.0f} | {statistics.median(plain):.1f} | "
-              f"{plain[int(0.95 * (len(plain) - 1))]:.1f} | {statistics.median(masked):.1f} |")
+        print(
+            f"| {size:,} | {matrix.nbytes / 1e6:.0f} | {statistics.median(plain):.1f} | "
+            f"{plain[int(0.95 * (len(plain) - 1))]:.1f} | {statistics.median(masked):.1f} |"
+        )
 
 
 if __name__ == "__main__":

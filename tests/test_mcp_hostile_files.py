@@ -26,23 +26,29 @@ def test_mcp_get_and_search_never_return_a_linked_outside_file(tmp_path: Path) -
     secret.chmod(0o600)
     (vault / "notes" / "secret.md").symlink_to(secret)
     env = {**os.environ, "TSM_INDEX_ROOT": str(vault), "TSM_EMBEDDER": "none"}
-    proc = subprocess.run([sys.executable, "-m", "tsm", "index", "-f", "json"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm", "index", "-f", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert [s["path"] for s in json.loads(proc.stdout)["skipped"]] == ["notes/secret.md"]
 
     replies: list[str] = []
 
     async def main() -> None:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "tsm", "mcp"],
-                                       env=env)
+        params = StdioServerParameters(command=sys.executable, args=["-m", "tsm", "mcp"], env=env)
         with anyio.fail_after(120):
             async with stdio_client(params) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
-                    for tool, args in (("get", {"path": "notes/secret.md"}),
-                                       ("search", {"query": SECRET}),
-                                       ("list_documents", {})):
+                    for tool, args in (
+                        ("get", {"path": "notes/secret.md"}),
+                        ("search", {"query": SECRET}),
+                        ("list_documents", {}),
+                    ):
                         result: Any = await session.call_tool(tool, args)
                         replies.append(json.dumps(result.model_dump(), ensure_ascii=False))
 

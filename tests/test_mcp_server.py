@@ -38,22 +38,33 @@ Session = Callable[[ClientSession], Awaitable[None]]
 
 # -- fixtures ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def index_env(tmp_path_factory: pytest.TempPathFactory,
-              sample_index_template: Path) -> dict[str, str]:
+def index_env(
+    tmp_path_factory: pytest.TempPathFactory, sample_index_template: Path
+) -> dict[str, str]:
     """A copy of examples/vault indexed by `tsm index` (once per session, in conftest.py);
     the environment every process gets."""
     base = tmp_path_factory.mktemp("mcp")
     root = base / "vault"
     shutil.copytree(sample_index_template, root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-    env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "0",
-            "TSM_NOW": FIXED_NOW, "XDG_CONFIG_HOME": str(base / "xdg")}
+    env |= {
+        "TSM_INDEX_ROOT": str(root),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_AUTOSTART": "0",
+        "TSM_NOW": FIXED_NOW,
+        "XDG_CONFIG_HOME": str(base / "xdg"),
+    }
     return env
 
 
 def cli_json(env: dict[str, str], *args: str) -> Any:
-    proc = subprocess.run([sys.executable, "-m", "tsm", *args, "-f", "json"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm", *args, "-f", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -68,9 +79,11 @@ def comparable(search_json: dict[str, Any]) -> dict[str, Any]:
 
 def over_stdio(env: dict[str, str], body: Session, *args: str) -> str:
     """Run `body` against a fresh `python -m tsm mcp` subprocess; returns its stderr."""
+
     async def main(errlog: Any) -> None:
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "tsm", "mcp", *args], env=env)
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "tsm", "mcp", *args], env=env
+        )
         with anyio.fail_after(120):
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
@@ -92,9 +105,13 @@ def free_port() -> int:
 
 def start_http(env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], int]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tsm", "mcp", "--http", "--port",
-                             str(port), *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tsm", "mcp", "--http", "--port", str(port), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -126,14 +143,31 @@ def http_server(index_env: dict[str, str]) -> Iterator[int]:
 
 def raw_post(port: int, headers: dict[str, str]) -> int:
     """An initialize POST with chosen headers; returns the HTTP status."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+    )
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
-        conn.request("POST", "/mcp", body, headers={
-            "Host": f"127.0.0.1:{port}", "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream", **headers})
+        conn.request(
+            "POST",
+            "/mcp",
+            body,
+            headers={
+                "Host": f"127.0.0.1:{port}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **headers,
+            },
+        )
         return conn.getresponse().status
     finally:
         conn.close()
@@ -144,13 +178,15 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
     cli_searches = {
         ("install git",): cli_json(index_env, "search", "install git"),
         ("狩猟", "--fts-only"): cli_json(index_env, "search", "狩猟", "--fts-only"),
-        ("git", "--tag", "setup", "--path", "notes/", "-k", "2"):
-            cli_json(index_env, "search", "git", "--tag", "setup", "--path", "notes/", "-k", "2"),
-        ("radio", "--vec-only", "--type", "markdown", "--after", "2026-01"):
-            cli_json(index_env, "search", "radio", "--vec-only", "--type", "markdown",
-                     "--after", "2026-01"),
-        ("sqlite", "--year", "2025", "--include-content", "1"):
-            cli_json(index_env, "search", "sqlite", "--year", "2025", "--include-content", "1"),
+        ("git", "--tag", "setup", "--path", "notes/", "-k", "2"): cli_json(
+            index_env, "search", "git", "--tag", "setup", "--path", "notes/", "-k", "2"
+        ),
+        ("radio", "--vec-only", "--type", "markdown", "--after", "2026-01"): cli_json(
+            index_env, "search", "radio", "--vec-only", "--type", "markdown", "--after", "2026-01"
+        ),
+        ("sqlite", "--year", "2025", "--include-content", "1"): cli_json(
+            index_env, "search", "sqlite", "--year", "2025", "--include-content", "1"
+        ),
     }
     cli_list = cli_json(index_env, "list")
     cli_tags = cli_json(index_env, "tags")
@@ -158,12 +194,23 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
     mcp_args = {
         ("install git",): {"query": "install git"},
         ("狩猟", "--fts-only"): {"query": "狩猟", "mode": "fts"},
-        ("git", "--tag", "setup", "--path", "notes/", "-k", "2"):
-            {"query": "git", "tag": ["setup"], "path": "notes/", "top_k": 2},
-        ("radio", "--vec-only", "--type", "markdown", "--after", "2026-01"):
-            {"query": "radio", "mode": "vector", "type": ["markdown"], "after": "2026-01"},
-        ("sqlite", "--year", "2025", "--include-content", "1"):
-            {"query": "sqlite", "year": 2025, "include_content": 1},
+        ("git", "--tag", "setup", "--path", "notes/", "-k", "2"): {
+            "query": "git",
+            "tag": ["setup"],
+            "path": "notes/",
+            "top_k": 2,
+        },
+        ("radio", "--vec-only", "--type", "markdown", "--after", "2026-01"): {
+            "query": "radio",
+            "mode": "vector",
+            "type": ["markdown"],
+            "after": "2026-01",
+        },
+        ("sqlite", "--year", "2025", "--include-content", "1"): {
+            "query": "sqlite",
+            "year": 2025,
+            "include_content": 1,
+        },
     }
 
     async def body(session: ClientSession) -> None:
@@ -171,8 +218,7 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
         assert {t.name for t in listed.tools} == TOOLS
         search_tool = next(t for t in listed.tools if t.name == "search")
         assert "path > section" in (search_tool.description or "")
-        assert search_tool.input_schema["properties"]["mode"]["enum"] == ["hybrid", "fts",
-                                                                          "vector"]
+        assert search_tool.input_schema["properties"]["mode"]["enum"] == ["hybrid", "fts", "vector"]
         assert all(t.annotations and t.annotations.read_only_hint for t in listed.tools)
 
         for key, arguments in mcp_args.items():
@@ -187,23 +233,23 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
         assert not whole.is_error
         data = whole.structured_content
         assert data["text"] == cli_get["text"].rstrip("\n")
-        assert {k: data[k] for k in cli_get if k not in ("text", "indexed_at")} == \
-            {k: v for k, v in cli_get.items() if k not in ("text", "indexed_at")}
+        assert {k: data[k] for k in cli_get if k not in ("text", "indexed_at")} == {
+            k: v for k, v in cli_get.items() if k not in ("text", "indexed_at")
+        }
         assert (data["start_line"], data["end_line"], data["truncated"]) == (1, 22, False)
 
-        by_id = await session.call_tool("get", {"id": data["id"], "start_line": 7,
-                                                "end_line": 7})
+        by_id = await session.call_tool("get", {"id": data["id"], "start_line": 7, "end_line": 7})
         assert by_id.structured_content["text"] == "# Installing Git"
 
-        section = await session.call_tool("get", {"path": "notes/git-install.md",
-                                                  "section": "from source"})
+        section = await session.call_tool(
+            "get", {"path": "notes/git-install.md", "section": "from source"}
+        )
         part = section.structured_content
         assert part["section"] == "Installing Git > From source"
         assert part["text"].startswith("## From source") and "git --version" in part["text"]
         assert "On Debian" not in part["text"]
 
-        cut = await session.call_tool("get", {"path": "notes/git-install.md",
-                                              "max_chars": 200})
+        cut = await session.call_tool("get", {"path": "notes/git-install.md", "max_chars": 200})
         assert cut.structured_content["truncated"] is True
         assert "start_line=" in cut.content[0].text
 
@@ -213,8 +259,9 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
         pdfs = await session.call_tool("list_documents", {"type": "pdf"})
         assert [d["type"] for d in pdfs.structured_content["documents"]] == ["pdf"]
         research = await session.call_tool("list_documents", {"path_prefix": "research/"})
-        assert all(d["path"].startswith("research/")
-                   for d in research.structured_content["documents"])
+        assert all(
+            d["path"].startswith("research/") for d in research.structured_content["documents"]
+        )
 
         tags = await session.call_tool("list_tags", {})
         assert tags.structured_content["tags"] == cli_tags
@@ -232,7 +279,8 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
 
 
 def test_stdio_invalid_arguments_are_tool_errors_and_the_server_keeps_running(
-        index_env: dict[str, str]) -> None:
+    index_env: dict[str, str],
+) -> None:
     bad_calls: list[tuple[str, dict[str, Any], str]] = [
         ("search", {"query": "git", "mode": "semantic"}, "mode"),
         ("search", {"query": "git", "after": "2025-13-45"}, "invalid date"),
@@ -267,18 +315,38 @@ def test_stdio_stdout_carries_only_json_rpc(index_env: dict[str, str]) -> None:
     """Every byte the server writes to stdout is a JSON-RPC message, even while it loads
     the model and answers a failing call; its log goes to stderr and the state dir."""
     requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "search", "arguments": {"query": "install git"}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "get", "arguments": {"path": "nope.md"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "install git"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "get", "arguments": {"path": "nope.md"}},
+        },
     ]
-    proc = subprocess.Popen([sys.executable, "-m", "tsm", "mcp"], env=index_env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tsm", "mcp"],
+        env=index_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     watchdog = threading.Timer(60, proc.kill)
     watchdog.start()
@@ -306,39 +374,42 @@ def test_stdio_stdout_carries_only_json_rpc(index_env: dict[str, str]) -> None:
 
 
 # -- streamable HTTP --------------------------------------------------------------------------
-def test_http_official_client_matches_the_cli(index_env: dict[str, str],
-                                              http_server: int) -> None:
+def test_http_official_client_matches_the_cli(index_env: dict[str, str], http_server: int) -> None:
     expected = cli_json(index_env, "search", "sqlite", "--recent", "1y")
 
     async def main() -> None:
         with anyio.fail_after(60):
             async with streamable_http_client(f"http://127.0.0.1:{http_server}/mcp") as (
-                    read, write):
+                read,
+                write,
+            ):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     assert {t.name for t in (await session.list_tools()).tools} == TOOLS
-                    result = await session.call_tool("search", {"query": "sqlite",
-                                                                "recent": "1y"})
+                    result = await session.call_tool("search", {"query": "sqlite", "recent": "1y"})
                     assert comparable(result.structured_content) == comparable(expected)
                     bad = await session.call_tool("search", {"query": "x", "recent": "soon"})
                     assert bad.is_error
                     status = await session.call_tool("status", {})
-                    assert status.structured_content["server"]["transport"] == \
-                        "streamable-http"
+                    assert status.structured_content["server"]["transport"] == "streamable-http"
 
     anyio.run(main)
 
 
-@pytest.mark.parametrize(("headers", "status"), [
-    ({"Origin": "http://evil.example"}, 403),
-    ({"Origin": "null"}, 403),
-    ({"Host": "evil.example"}, 403),
-    ({"Host": "evil.example:80", "Origin": "http://evil.example"}, 403),
-    ({"Origin": "http://localhost:5173"}, 200),
-    ({}, 200),
-])
-def test_http_rejects_foreign_origin_and_host(http_server: int, headers: dict[str, str],
-                                              status: int) -> None:
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Origin": "http://evil.example"}, 403),
+        ({"Origin": "null"}, 403),
+        ({"Host": "evil.example"}, 403),
+        ({"Host": "evil.example:80", "Origin": "http://evil.example"}, 403),
+        ({"Origin": "http://localhost:5173"}, 200),
+        ({}, 200),
+    ],
+)
+def test_http_rejects_foreign_origin_and_host(
+    http_server: int, headers: dict[str, str], status: int
+) -> None:
     assert raw_post(http_server, headers) == status
 
 
@@ -357,9 +428,23 @@ def test_http_allow_origin_and_bearer_token(index_env: dict[str, str]) -> None:
 
 
 def test_http_beyond_loopback_requires_a_token(index_env: dict[str, str]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "tsm", "mcp", "--http", "--host", "0.0.0.0",
-                           "--port", str(free_port())],
-                          env=index_env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tsm",
+            "mcp",
+            "--http",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(free_port()),
+        ],
+        env=index_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert "TSM_MCP_TOKEN" in proc.stderr
     assert proc.stdout == ""

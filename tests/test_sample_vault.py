@@ -27,7 +27,9 @@ def test_only_tracked_files_are_copied(tmp_path: Path) -> None:
     copy = copy_tracked(tmp_path / "copy", source=vault)
 
     assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*")) == [
-        "notes", "notes/kept.md"]
+        "notes",
+        "notes/kept.md",
+    ]
 
 
 def test_the_vault_fixture_holds_no_index(vault: Path) -> None:

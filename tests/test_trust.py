@@ -134,14 +134,17 @@ def test_a_malformed_value_is_still_an_error_when_untrusted(repo: Repo) -> None:
 def test_the_users_own_config_and_environment_are_always_honoured(repo: Repo) -> None:
     (repo.xdg / "tsm").mkdir(parents=True)
     (repo.xdg / "tsm" / "config.toml").write_text(
-        f'[embedding]\nmodel = "openai:http://mine#m"\n[sessions]\ndirs = ["{repo.outside}"]\n')
+        f'[embedding]\nmodel = "openai:http://mine#m"\n[sessions]\ndirs = ["{repo.outside}"]\n'
+    )
     (repo.root / "tsm.toml").write_text("[sessions]\nweight = 0.5\n")
     settings = load(repo.root, repo.env())
     assert not settings.trusted
     assert settings.embedder == "openai:http://mine#m"
     assert settings.session_dirs == (repo.outside,)  # the repo's [sessions] keeps the user's dirs
-    assert load(repo.root, repo.env(TSM_EMBEDDER="openai:http://env#m")).embedder == \
-        "openai:http://env#m"
+    assert (
+        load(repo.root, repo.env(TSM_EMBEDDER="openai:http://env#m")).embedder
+        == "openai:http://env#m"
+    )
 
 
 # --- the CLI: tsm trust, untrust, init, and the one warning line ------------------------------

@@ -47,25 +47,46 @@ class Lab:
     def environ(self, **extra: str) -> dict[str, str]:
         """A clean environment: no TSM_* of the caller, HOME and XDG dirs inside the lab."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-        env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.home / ".config"),
-                   XDG_CACHE_HOME=str(self.home / ".cache"), TSM_AUTOSTART="0")
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            TSM_AUTOSTART="0",
+        )
         env.update(self.env)
         env.update(extra)
         return env
 
-    def tsm(self, *args: str, cwd: Path | None = None, timeout: float = 60,
-            input: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
+    def tsm(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        timeout: float = 60,
+        input: bytes | None = None,
+        **env: str,
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run the real CLI as a subprocess; a hang past `timeout` raises TimeoutExpired."""
-        return subprocess.run([sys.executable, "-m", "tsm", *args], cwd=cwd or self.vault,
-                              env=self.environ(**env), capture_output=True, timeout=timeout,
-                              input=input)
+        return subprocess.run(
+            [sys.executable, "-m", "tsm", *args],
+            cwd=cwd or self.vault,
+            env=self.environ(**env),
+            capture_output=True,
+            timeout=timeout,
+            input=input,
+        )
 
-    def hook(self, script: str, payload: bytes, timeout: float = 30,
-             **env: str) -> subprocess.CompletedProcess[bytes]:
+    def hook(
+        self, script: str, payload: bytes, timeout: float = 30, **env: str
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run one of the plugin's hook scripts as Claude Code does: JSON on stdin."""
-        return subprocess.run([sys.executable, str(HOOKS / script)], input=payload,
-                              env=self.environ(**env), capture_output=True, timeout=timeout,
-                              cwd=self.vault)
+        return subprocess.run(
+            [sys.executable, str(HOOKS / script)],
+            input=payload,
+            env=self.environ(**env),
+            capture_output=True,
+            timeout=timeout,
+            cwd=self.vault,
+        )
 
 
 Attack = Callable[[Lab], Outcome]

@@ -34,16 +34,27 @@ def _setup(lab: Lab) -> Path:
 
 
 def _prompt(lab: Lab) -> bytes:
-    return json.dumps({"prompt": "what are the LoRa radio settings?", "cwd": str(lab.vault),
-                       "hook_event_name": "UserPromptSubmit", "session_id": "x",
-                       "transcript_path": str(lab.vault / "t.jsonl")}).encode()
+    return json.dumps(
+        {
+            "prompt": "what are the LoRa radio settings?",
+            "cwd": str(lab.vault),
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": "x",
+            "transcript_path": str(lab.vault / "t.jsonl"),
+        }
+    ).encode()
 
 
 def _home_intact(lab: Lab, bashrc: Path) -> Outcome | None:
     """None when ~/.bashrc is as it was and `bash -i` creates no ~/pwned, else the failure."""
     if shutil.which("bash"):
-        subprocess.run(["bash", "-i", "-c", "true"], env={"HOME": str(lab.home),
-                       "PATH": os.defpath}, cwd=lab.home, capture_output=True, timeout=30)
+        subprocess.run(
+            ["bash", "-i", "-c", "true"],
+            env={"HOME": str(lab.home), "PATH": os.defpath},
+            cwd=lab.home,
+            capture_output=True,
+            timeout=30,
+        )
     if (lab.home / "pwned").exists():
         return Outcome(False, "bash -i ran the repository's code: ~/pwned exists")
     if bashrc.read_text() != BASHRC:
@@ -67,10 +78,12 @@ def bashrc_via_hook_log_trusted(lab: Lab) -> Outcome:
     (lab.vault / "tsm.toml").write_text(HOSTILE_TOP_K)
     (lab.vault / ".tsm" / "logs").mkdir(parents=True)
     (lab.vault / ".tsm" / "logs" / "hooks.log").symlink_to(bashrc)
-    done = lab.hook("user_prompt_submit.py", _prompt(lab), TSM_BIN=_tsm_binary(),
-                    TSM_INDEX_ROOT=str(lab.vault))
+    done = lab.hook(
+        "user_prompt_submit.py", _prompt(lab), TSM_BIN=_tsm_binary(), TSM_INDEX_ROOT=str(lab.vault)
+    )
     return _home_intact(lab, bashrc) or Outcome(
-        True, "link refused; the line went to stderr" if done.stderr else "link refused")
+        True, "link refused; the line went to stderr" if done.stderr else "link refused"
+    )
 
 
 def _planted(lab: Lab, bashrc: Path, *links: tuple[str, Path], run: str) -> Outcome:
@@ -87,7 +100,8 @@ def _planted(lab: Lab, bashrc: Path, *links: tuple[str, Path], run: str) -> Outc
         lab.tsm("stop", "-f", "json", **env)
     return _home_intact(lab, bashrc) or Outcome(
         b"Traceback" not in done.stderr and done.returncode != 0,
-        f"exit {done.returncode}: {done.stderr.decode(errors='replace').strip()[:110]}")
+        f"exit {done.returncode}: {done.stderr.decode(errors='replace').strip()[:110]}",
+    )
 
 
 def state_dir_link(lab: Lab) -> Outcome:
@@ -101,16 +115,22 @@ def state_dir_link(lab: Lab) -> Outcome:
 def db_and_wal_links(lab: Lab) -> Outcome:
     """.tsm/tsm.db-wal -> ~/.bashrc and tsm.db -> ~/new.db: SQLite follows both."""
     bashrc = _setup(lab)
-    out = _planted(lab, bashrc, (".tsm/tsm.db", lab.home / "new.db"),
-                   (".tsm/tsm.db-wal", bashrc), run="index")
+    out = _planted(
+        lab, bashrc, (".tsm/tsm.db", lab.home / "new.db"), (".tsm/tsm.db-wal", bashrc), run="index"
+    )
     return Outcome(False, "SQLite created ~/new.db") if (lab.home / "new.db").exists() else out
 
 
 def daemon_log_and_lock_links(lab: Lab) -> Outcome:
     """.tsm/logs/tsmd.log -> ~/.bashrc and tsmd.lock -> ~/lock: `tsm daemon` starts."""
     bashrc = _setup(lab)
-    out = _planted(lab, bashrc, (".tsm/logs/tsmd.log", bashrc),
-                   (".tsm/tsmd.lock", lab.home / "lock"), run="daemon")
+    out = _planted(
+        lab,
+        bashrc,
+        (".tsm/logs/tsmd.log", bashrc),
+        (".tsm/tsmd.lock", lab.home / "lock"),
+        run="daemon",
+    )
     return Outcome(False, "created ~/lock") if (lab.home / "lock").exists() else out
 
 
@@ -125,8 +145,13 @@ def hook_log_fifo(lab: Lab) -> Outcome:
     _setup(lab)
     (lab.vault / ".tsm" / "logs").mkdir(parents=True)
     os.mkfifo(lab.vault / ".tsm" / "logs" / "hooks.log")
-    lab.hook("user_prompt_submit.py", _prompt(lab), timeout=30, TSM_BIN="/nonexistent/tsm",
-             TSM_INDEX_ROOT=str(lab.vault))  # a hang raises TimeoutExpired: "hung"
+    lab.hook(
+        "user_prompt_submit.py",
+        _prompt(lab),
+        timeout=30,
+        TSM_BIN="/nonexistent/tsm",
+        TSM_INDEX_ROOT=str(lab.vault),
+    )  # a hang raises TimeoutExpired: "hung"
     return Outcome(True, "the hook returned at once")
 
 
@@ -137,9 +162,13 @@ def control_characters_in_logs(lab: Lab) -> Outcome:
     lab.vault.rename(hostile)
     env = {"TSM_EMBEDDER": "none", "TSM_INDEX_ROOT": str(hostile)}
     lab.tsm("index", "-f", "json", cwd=hostile, **env)
-    daemon = subprocess.Popen([sys.executable, "-m", "tsm", "daemon", "--no-watch"],
-                              cwd=hostile, env=lab.environ(**env), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "tsm", "daemon", "--no-watch"],
+        cwd=hostile,
+        env=lab.environ(**env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         log = hostile / ".tsm" / "logs" / "tsmd.log"
         for _ in range(100):
@@ -150,10 +179,17 @@ def control_characters_in_logs(lab: Lab) -> Outcome:
         daemon.terminate()
         daemon.wait(15)
     prompt = json.dumps({"prompt": "LoRa radio settings", "cwd": str(hostile)}).encode()
-    subprocess.run([sys.executable, str(Path(__file__).resolve().parents[2] / "plugin" /
-                    "hooks" / "user_prompt_submit.py")], input=prompt, cwd=hostile,
-                   env=lab.environ(TSM_BIN="/nonexistent/tsm\n\x1b[31m", **env),
-                   capture_output=True, timeout=30)
+    subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parents[2] / "plugin" / "hooks" / "user_prompt_submit.py"),
+        ],
+        input=prompt,
+        cwd=hostile,
+        env=lab.environ(TSM_BIN="/nonexistent/tsm\n\x1b[31m", **env),
+        capture_output=True,
+        timeout=30,
+    )
     bad = []
     for path in (log, hostile / ".tsm" / "logs" / "hooks.log"):
         raw = path.read_bytes() if path.exists() else b""
@@ -161,8 +197,9 @@ def control_characters_in_logs(lab: Lab) -> Outcome:
             bad.append(f"{path.name} empty")
         elif b"\x1b" in raw or b"\x07" in raw or b"\nFORGED" in raw:
             bad.append(f"{path.name} holds a raw control character")
-    return _home_intact(lab, bashrc) or Outcome(not bad, "; ".join(bad) or
-                                                "both logs escape them on one line")
+    return _home_intact(lab, bashrc) or Outcome(
+        not bad, "; ".join(bad) or "both logs escape them on one line"
+    )
 
 
 def modes_of_everything(lab: Lab) -> Outcome:
@@ -176,12 +213,16 @@ def modes_of_everything(lab: Lab) -> Outcome:
     lab.tsm("start", "-f", "json", timeout=120, **env)
     lab.tsm("search", "LoRa", "--fts-only", "-f", "json", **env)
     lab.hook("user_prompt_submit.py", _prompt(lab), TSM_BIN="/nonexistent/tsm", **env)
-    found = {str(p.relative_to(state)): stat.S_IMODE(os.lstat(p).st_mode)
-             for p in [state, *state.rglob("*")]}
+    found = {
+        str(p.relative_to(state)): stat.S_IMODE(os.lstat(p).st_mode)
+        for p in [state, *state.rglob("*")]
+    }
     lab.tsm("stop", "-f", "json", **env)
     open_ = {name: f"{m:o}" for name, m in found.items() if m & 0o077}
-    return Outcome(not open_, f"open to others: {open_}" if open_ else
-                   f"{len(found)} paths, dirs 700 and files 600")
+    return Outcome(
+        not open_,
+        f"open to others: {open_}" if open_ else f"{len(found)} paths, dirs 700 and files 600",
+    )
 
 
 def foreign_daemon(lab: Lab) -> Outcome:
@@ -195,12 +236,19 @@ def foreign_daemon(lab: Lab) -> Outcome:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     received = subprocess.Popen(
-        [sys.executable, "-c", "import os, socket, sys\n"
-         "s = socket.socket(fileno=3); os.setuid(65534); s.listen(4); s.settimeout(20)\n"
-         "c, _ = s.accept(); c.settimeout(3)\n"
-         "try: print(len(c.recv(65536)))\nexcept OSError: print(0)\n"],
-        pass_fds=(listener.fileno(),), stdout=subprocess.PIPE, text=True,
-        preexec_fn=lambda: os.dup2(listener.fileno(), 3))
+        [
+            sys.executable,
+            "-c",
+            "import os, socket, sys\n"
+            "s = socket.socket(fileno=3); os.setuid(65534); s.listen(4); s.settimeout(20)\n"
+            "c, _ = s.accept(); c.settimeout(3)\n"
+            "try: print(len(c.recv(65536)))\nexcept OSError: print(0)\n",
+        ],
+        pass_fds=(listener.fileno(),),
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: os.dup2(listener.fileno(), 3),
+    )
     listener.close()
     try:
         subprocess.run(["sleep", "0.5"])
@@ -212,8 +260,12 @@ def foreign_daemon(lab: Lab) -> Outcome:
     if sent:
         return Outcome(False, f"the other user's process received {sent} bytes")
     ok = done.returncode == 0 and b"note.md" in done.stdout
-    return Outcome(ok, "it received nothing; search ran in-process" if ok else
-                   f"received nothing, but search failed: {done.stderr[-100:]!r}")
+    return Outcome(
+        ok,
+        "it received nothing; search ran in-process"
+        if ok
+        else f"received nothing, but search failed: {done.stderr[-100:]!r}",
+    )
 
 
 def option_named_files(lab: Lab) -> Outcome:
@@ -223,14 +275,28 @@ def option_named_files(lab: Lab) -> Outcome:
     names = ("-h.md", "--apply.md")
     for name in names:
         (lab.vault / name).write_text("# Dashing\n\nxylophone tuning\n")
-        payload = {"cwd": str(lab.vault), "hook_event_name": "PostToolUse",
-                   "tool_name": "Write", "tool_input": {"file_path": str(lab.vault / name)}}
+        payload = {
+            "cwd": str(lab.vault),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(lab.vault / name)},
+        }
         lab.hook("post_tool_use.py", json.dumps(payload).encode(), TSM_BIN=_tsm_binary(), **env)
     listed = json.loads(lab.tsm("list", "-f", "json", **env).stdout or b"[]")
     missing = [n for n in names if n not in {d["path"] for d in listed}]
     return Outcome(not missing, f"not indexed: {missing}" if missing else "both indexed")
 
 
-ATTACKS = [bashrc_via_hook_log, bashrc_via_hook_log_trusted, state_dir_link, db_and_wal_links,
-           daemon_log_and_lock_links, spawn_log_link, hook_log_fifo, control_characters_in_logs,
-           modes_of_everything, foreign_daemon, option_named_files]
+ATTACKS = [
+    bashrc_via_hook_log,
+    bashrc_via_hook_log_trusted,
+    state_dir_link,
+    db_and_wal_links,
+    daemon_log_and_lock_links,
+    spawn_log_link,
+    hook_log_fifo,
+    control_characters_in_logs,
+    modes_of_everything,
+    foreign_daemon,
+    option_named_files,
+]

@@ -33,7 +33,8 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 def _note(lab: Lab) -> None:
     (lab.vault / "notes").mkdir(exist_ok=True)
     (lab.vault / "notes" / "plan.md").write_text(
-        "# Plan\n\nmy private plan for the hunting season\n", encoding="utf-8")
+        "# Plan\n\nmy private plan for the hunting season\n", encoding="utf-8"
+    )
 
 
 def _found(lab: Lab, word: str) -> list[str]:
@@ -51,7 +52,8 @@ def untrusted_openai_endpoint(lab: Lab) -> Outcome:
     """A cloned repo's tsm.toml names an openai: endpoint on 127.0.0.1; index, search, hook."""
     hits: list[str] = []
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), type("Recorder", (_Recorder,), {"hits": hits}))
+        ("127.0.0.1", 0), type("Recorder", (_Recorder,), {"hits": hits})
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -59,9 +61,13 @@ def untrusted_openai_endpoint(lab: Lab) -> Outcome:
         _note(lab)
         lab.tsm("index", "-f", "json")
         lab.tsm("search", "private plan", "-f", "json")
-        prompt = {"prompt": "what is my private plan", "cwd": str(lab.vault),
-                  "hook_event_name": "UserPromptSubmit", "session_id": "x",
-                  "transcript_path": str(lab.vault / "t.jsonl")}
+        prompt = {
+            "prompt": "what is my private plan",
+            "cwd": str(lab.vault),
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": "x",
+            "transcript_path": str(lab.vault / "t.jsonl"),
+        }
         lab.hook("user_prompt_submit.py", json.dumps(prompt).encode(), TSM_BIN=_tsm_binary())
         status = json.loads(lab.tsm("status", "-f", "json").stdout or "{}")
     finally:
@@ -70,22 +76,37 @@ def untrusted_openai_endpoint(lab: Lab) -> Outcome:
     if hits:
         return Outcome(False, f"the endpoint received {len(hits)} requests: {hits[:3]}")
     warned = any("is not trusted" in w for w in status.get("warnings", []))
-    return Outcome(warned, "the endpoint received nothing; status warns once"
-                   if warned else "the endpoint received nothing, but status did not warn")
+    return Outcome(
+        warned,
+        "the endpoint received nothing; status warns once"
+        if warned
+        else "the endpoint received nothing, but status did not warn",
+    )
 
 
 def untrusted_session_dirs_outside(lab: Lab) -> Outcome:
     """sessions.dirs points at ~/.claude/projects: the user's transcripts into the repo's index."""
     transcripts = lab.home / ".claude" / "projects" / "p"
     transcripts.mkdir(parents=True)
-    line = {"type": "user", "uuid": "u1", "timestamp": "2026-03-01T10:00:00Z",
-            "sessionId": "s", "message": {"role": "user", "content": f"my {SECRET} password"}}
-    answer = {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s",
-              "timestamp": "2026-03-01T10:00:05Z",
-              "message": {"role": "assistant", "content": [{"type": "text", "text": "noted"}]}}
+    line = {
+        "type": "user",
+        "uuid": "u1",
+        "timestamp": "2026-03-01T10:00:00Z",
+        "sessionId": "s",
+        "message": {"role": "user", "content": f"my {SECRET} password"},
+    }
+    answer = {
+        "type": "assistant",
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "sessionId": "s",
+        "timestamp": "2026-03-01T10:00:05Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "noted"}]},
+    }
     (transcripts / "s.jsonl").write_text(json.dumps(line) + "\n" + json.dumps(answer) + "\n")
     (lab.vault / "tsm.toml").write_text(
-        f'[sessions]\ndirs = ["{transcripts.parent}", "../.claude/projects"]\n')
+        f'[sessions]\ndirs = ["{transcripts.parent}", "../.claude/projects"]\n'
+    )
     _note(lab)
     lab.tsm("index", "-f", "json", TSM_EMBEDDER="none")
     listed = json.loads(lab.tsm("list", "-f", "json", TSM_EMBEDDER="none").stdout or b"[]")
@@ -123,11 +144,20 @@ def hooks_in_untrusted_clone(lab: Lab) -> Outcome:
     before = sorted(str(p) for p in lab.vault.rglob("*"))
     common = {"cwd": str(lab.vault), "session_id": "x", "transcript_path": str(transcript)}
     for script, fields in (
-            ("user_prompt_submit.py", {"prompt": "hunting plan", "hook_event_name":
-                                       "UserPromptSubmit"}),
-            ("post_tool_use.py", {"tool_name": "Write", "hook_event_name": "PostToolUse",
-                                  "tool_input": {"file_path": str(lab.vault / "notes/plan.md")}}),
-            ("stop.py", {"hook_event_name": "Stop", "stop_hook_active": False})):
+        (
+            "user_prompt_submit.py",
+            {"prompt": "hunting plan", "hook_event_name": "UserPromptSubmit"},
+        ),
+        (
+            "post_tool_use.py",
+            {
+                "tool_name": "Write",
+                "hook_event_name": "PostToolUse",
+                "tool_input": {"file_path": str(lab.vault / "notes/plan.md")},
+            },
+        ),
+        ("stop.py", {"hook_event_name": "Stop", "stop_hook_active": False}),
+    ):
         lab.hook(script, json.dumps({**common, **fields}).encode(), TSM_BIN=str(fake))
     after = sorted(str(p) for p in lab.vault.rglob("*"))
     if mark.exists():
@@ -137,5 +167,9 @@ def hooks_in_untrusted_clone(lab: Lab) -> Outcome:
     return Outcome(True, "no hook ran tsm or created anything")
 
 
-ATTACKS = [untrusted_openai_endpoint, untrusted_session_dirs_outside,
-           untrusted_content_dir_outside, hooks_in_untrusted_clone]
+ATTACKS = [
+    untrusted_openai_endpoint,
+    untrusted_session_dirs_outside,
+    untrusted_content_dir_outside,
+    hooks_in_untrusted_clone,
+]

@@ -57,8 +57,10 @@ def symlink_to_private_file(lab: Lab) -> Outcome:
     get = lab.tsm("get", "links/secret.md", "-f", "json")
     leaked = SECRET.encode() in get.stdout or bool(_found(lab, SECRET))
     reason = _reasons(data).get("links/secret.md", "")
-    return Outcome(code == 0 and not leaked and reason.startswith(OUTSIDE_LINK),
-                   f"exit {code}; skipped: {reason or 'not skipped'}; leaked: {leaked}")
+    return Outcome(
+        code == 0 and not leaked and reason.startswith(OUTSIDE_LINK),
+        f"exit {code}; skipped: {reason or 'not skipped'}; leaked: {leaked}",
+    )
 
 
 def symlinked_folder_outside(lab: Lab) -> Outcome:
@@ -70,9 +72,10 @@ def symlinked_folder_outside(lab: Lab) -> Outcome:
     code2, data = _index(lab, "--", "elsewhere/id_notes.md")
     leaked = bool(_found(lab, SECRET))
     reason = _reasons(data).get("elsewhere/id_notes.md", "")
-    return Outcome(code == code2 == 0 and not leaked and reason.startswith(OUTSIDE_LINK),
-                   f"exit {code}/{code2}; named file: {reason or 'not skipped'}; "
-                   f"leaked: {leaked}")
+    return Outcome(
+        code == code2 == 0 and not leaked and reason.startswith(OUTSIDE_LINK),
+        f"exit {code}/{code2}; named file: {reason or 'not skipped'}; leaked: {leaked}",
+    )
 
 
 def fifo_note(lab: Lab) -> Outcome:
@@ -82,9 +85,10 @@ def fifo_note(lab: Lab) -> Outcome:
     code, data = _index(lab, timeout=30)
     reason = _reasons(data).get("notes/pipe.md", "")
     after = _found(lab, "afterfifo") == ["notes/z-after.md"]
-    return Outcome(code == 0 and reason.startswith("not a regular file") and after,
-                   f"exit {code}; skipped: {reason or 'not skipped'}; later file indexed: "
-                   f"{after}")
+    return Outcome(
+        code == 0 and reason.startswith("not a regular file") and after,
+        f"exit {code}; skipped: {reason or 'not skipped'}; later file indexed: {after}",
+    )
 
 
 def dev_zero_link(lab: Lab) -> Outcome:
@@ -96,8 +100,10 @@ def dev_zero_link(lab: Lab) -> Outcome:
     code, data = _index(lab, timeout=30)
     took = time.perf_counter() - started
     reason = _reasons(data).get("dev/zero.md", "")
-    return Outcome(code == 0 and bool(reason), f"exit {code} in {took:.1f} s; skipped: "
-                   f"{reason or 'not skipped'}")
+    return Outcome(
+        code == 0 and bool(reason),
+        f"exit {code} in {took:.1f} s; skipped: {reason or 'not skipped'}",
+    )
 
 
 def undecodable_file_name(lab: Lab) -> Outcome:
@@ -113,9 +119,11 @@ def undecodable_file_name(lab: Lab) -> Outcome:
     reason = _reasons(data).get("notes/x-\\xff\\xfe.md", "")
     later = _found(lab, "laternote") == ["notes/z-later.md"]
     gone = _found(lab, "gonenote") == []
-    return Outcome(code == 0 and bool(reason) and later and gone,
-                   f"exit {code}; skipped: {reason or 'not skipped'}; later file indexed: "
-                   f"{later}; deletion applied: {gone}")
+    return Outcome(
+        code == 0 and bool(reason) and later and gone,
+        f"exit {code}; skipped: {reason or 'not skipped'}; later file indexed: "
+        f"{later}; deletion applied: {gone}",
+    )
 
 
 def bracket_line(lab: Lab) -> Outcome:
@@ -126,8 +134,10 @@ def bracket_line(lab: Lab) -> Outcome:
     code, data = _index(lab, timeout=60)
     took = time.perf_counter() - started
     indexed = data.get("indexed", 0) == 2
-    return Outcome(code == 0 and indexed and took < 20,
-                   f"exit {code}; indexed both notes: {indexed}; {took:.1f} s")
+    return Outcome(
+        code == 0 and indexed and took < 20,
+        f"exit {code}; indexed both notes: {indexed}; {took:.1f} s",
+    )
 
 
 def yaml_alias_bomb(lab: Lab) -> Outcome:
@@ -139,13 +149,16 @@ def yaml_alias_bomb(lab: Lab) -> Outcome:
     lines.append("tags: {bomb: *i}")
     (lab.vault / "notes").mkdir()
     (lab.vault / "notes" / "bomb.md").write_text(
-        "---\n" + "\n".join(lines) + "\n---\n# Bomb\n\nbombbody\n", encoding="utf-8")
+        "---\n" + "\n".join(lines) + "\n---\n# Bomb\n\nbombbody\n", encoding="utf-8"
+    )
     started = time.perf_counter()
     code, _ = _index(lab, timeout=60)
     took = time.perf_counter() - started
     body = _found(lab, "bombbody") == ["notes/bomb.md"]
-    return Outcome(code == 0 and body and took < 20,
-                   f"exit {code} in {took:.1f} s; body indexed without the metadata: {body}")
+    return Outcome(
+        code == 0 and body and took < 20,
+        f"exit {code} in {took:.1f} s; body indexed without the metadata: {body}",
+    )
 
 
 def backtracking_tsmignore(lab: Lab) -> Outcome:
@@ -157,9 +170,19 @@ def backtracking_tsmignore(lab: Lab) -> Outcome:
     code, data = _index(lab, timeout=60)
     took = time.perf_counter() - started
     warned = any("not used" in w for w in data.get("warnings", []))
-    return Outcome(code == 0 and warned and took < 20,
-                   f"exit {code} in {took:.1f} s; the line refused with a warning: {warned}")
+    return Outcome(
+        code == 0 and warned and took < 20,
+        f"exit {code} in {took:.1f} s; the line refused with a warning: {warned}",
+    )
 
 
-ATTACKS = [symlink_to_private_file, symlinked_folder_outside, fifo_note, dev_zero_link,
-           undecodable_file_name, bracket_line, yaml_alias_bomb, backtracking_tsmignore]
+ATTACKS = [
+    symlink_to_private_file,
+    symlinked_folder_outside,
+    fifo_note,
+    dev_zero_link,
+    undecodable_file_name,
+    bracket_line,
+    yaml_alias_bomb,
+    backtracking_tsmignore,
+]

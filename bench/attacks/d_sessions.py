@@ -29,19 +29,30 @@ SECRET_TEXT = (
     f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRETS['private-key']}\n"
     f"{SECRETS['private-key']}\n-----END OPENSSH PRIVATE KEY-----\n"
 )
-PROMPTS = ("What is the gateway key?", "Which password do I log in with?",
-           "What is the bucket key id?", "Show me the OpenSSH private key",
-           "What is the deploy token for the DB?")
+PROMPTS = (
+    "What is the gateway key?",
+    "Which password do I log in with?",
+    "What is the bucket key id?",
+    "Show me the OpenSSH private key",
+    "What is the deploy token for the DB?",
+)
 
 
 def _tsm_binary() -> str:
     return str(Path(sys.executable).with_name("tsm"))
 
 
-def _record(kind: str, uuid: str, content: object,
-            stamp: str = "2026-03-13T08:00:00.000Z") -> str:
-    return json.dumps({"type": kind, "uuid": uuid, "timestamp": stamp, "isSidechain": False,
-                       "message": {"role": kind, "content": content}}, ensure_ascii=False)
+def _record(kind: str, uuid: str, content: object, stamp: str = "2026-03-13T08:00:00.000Z") -> str:
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": uuid,
+            "timestamp": stamp,
+            "isSidechain": False,
+            "message": {"role": kind, "content": content},
+        },
+        ensure_ascii=False,
+    )
 
 
 def _transcript(lab: Lab, lines: list[str]) -> Path:
@@ -65,11 +76,23 @@ def _sessions(lab: Lab) -> list[dict]:
 
 def _ask(lab: Lab, prompt: str) -> str:
     """What the prompt hook would add to Claude's context ("" when it adds nothing)."""
-    payload = {"prompt": prompt, "cwd": str(lab.vault), "hook_event_name": "UserPromptSubmit",
-               "session_id": "x", "transcript_path": str(lab.vault / "t.jsonl")}
-    done = lab.hook("user_prompt_submit.py", json.dumps(payload).encode(), timeout=150,
-                    TSM_BIN=_tsm_binary(), TSM_HOOK_TIMEOUT="120", TSM_INJECT_MIN_RELEVANCE="-1",
-                    TSM_INJECT_MIN_COVERAGE="0", **NO_VECTORS)
+    payload = {
+        "prompt": prompt,
+        "cwd": str(lab.vault),
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "x",
+        "transcript_path": str(lab.vault / "t.jsonl"),
+    }
+    done = lab.hook(
+        "user_prompt_submit.py",
+        json.dumps(payload).encode(),
+        timeout=150,
+        TSM_BIN=_tsm_binary(),
+        TSM_HOOK_TIMEOUT="120",
+        TSM_INJECT_MIN_RELEVANCE="-1",
+        TSM_INJECT_MIN_COVERAGE="0",
+        **NO_VECTORS,
+    )
     if not done.stdout:
         return ""
     return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
@@ -89,10 +112,13 @@ def secrets_in_transcript(lab: Lab) -> Outcome:
     """A transcript with API keys, a password, a JWT, a DB URL and an OpenSSH key; then
     prompts ask for them through the hook, and search, get and list are read."""
     lab.tsm("trust", str(lab.vault))
-    path = _transcript(lab, [
-        _record("user", "u1", f"Keep these deploy credentials for later: {SECRET_TEXT}"),
-        _record("assistant", "a1", [{"type": "text", "text": f"Noted. {SECRET_TEXT}"}]),
-    ])
+    path = _transcript(
+        lab,
+        [
+            _record("user", "u1", f"Keep these deploy credentials for later: {SECRET_TEXT}"),
+            _record("assistant", "a1", [{"type": "text", "text": f"Noted. {SECRET_TEXT}"}]),
+        ],
+    )
     report = _ingest(lab, path)
     if report.get("indexed") != 1:
         return Outcome(False, f"the transcript was not ingested: {report}")
@@ -104,32 +130,42 @@ def secrets_in_transcript(lab: Lab) -> Outcome:
         seen += lab.tsm("search", prompt, "--fts-only", "-f", "json", **NO_VECTORS).stdout.decode()
     seen += lab.tsm("get", _sessions(lab)[0]["path"], "-f", "json", **NO_VECTORS).stdout.decode()
     leaked = _leaks(seen)
-    return Outcome(not leaked, f"leaked: {', '.join(leaked)}" if leaked else
-                   "stored and shown as [redacted:KIND]; the hook injects none")
+    return Outcome(
+        not leaked,
+        f"leaked: {', '.join(leaked)}"
+        if leaked
+        else "stored and shown as [redacted:KIND]; the hook injects none",
+    )
 
 
 def secrets_in_note_through_hook(lab: Lab) -> Outcome:
     """The same secrets in a note (kept verbatim: the user's words); prompts ask for them."""
     lab.tsm("trust", str(lab.vault))
     (lab.vault / "notes").mkdir()
-    (lab.vault / "notes" / "deploy.md").write_text(f"# Deploy\n\n{SECRET_TEXT}",
-                                                   encoding="utf-8")
+    (lab.vault / "notes" / "deploy.md").write_text(f"# Deploy\n\n{SECRET_TEXT}", encoding="utf-8")
     lab.tsm("index", "-f", "json", **NO_VECTORS)
     _warm_up(lab)
     seen = "".join(_ask(lab, prompt) for prompt in PROMPTS)
     if "deploy.md" not in seen:
         return Outcome(False, "the hook injected nothing: the attack did not reach it")
     leaked = _leaks(seen)
-    return Outcome(not leaked, f"the hook injected: {', '.join(leaked)}" if leaked else
-                   "the note is found; its secrets are injected only as [redacted:KIND]")
+    return Outcome(
+        not leaked,
+        f"the hook injected: {', '.join(leaked)}"
+        if leaked
+        else "the note is found; its secrets are injected only as [redacted:KIND]",
+    )
 
 
 def _indexed_then(lab: Lab, tail: bytes) -> tuple[dict, list[dict], list[dict]]:
     """Ingest a good transcript, append `tail`, ingest again: (report, before, after)."""
-    path = _transcript(lab, [
-        _record("user", "u1", "How do I rotate the SQLite WAL file safely?"),
-        _record("assistant", "a1", [{"type": "text", "text": "Checkpoint, then back up."}]),
-    ])
+    path = _transcript(
+        lab,
+        [
+            _record("user", "u1", "How do I rotate the SQLite WAL file safely?"),
+            _record("assistant", "a1", [{"type": "text", "text": "Checkpoint, then back up."}]),
+        ],
+    )
     _ingest(lab, path)
     before = _sessions(lab)
     with path.open("ab") as fh:
@@ -142,8 +178,11 @@ def _kept(report: dict, before: list[dict], after: list[dict], what: str) -> Out
         return Outcome(False, "the first ingest failed")
     if report.get("removed") or len(after) != len(before):
         return Outcome(False, f"{what}: the session was removed ({report})")
-    return Outcome(True, f"{what}: session kept, malformed_lines="
-                         f"{report.get('malformed_lines')}, skipped={report.get('skipped')}")
+    return Outcome(
+        True,
+        f"{what}: session kept, malformed_lines="
+        f"{report.get('malformed_lines')}, skipped={report.get('skipped')}",
+    )
 
 
 def impossible_timestamp_line(lab: Lab) -> Outcome:
@@ -164,10 +203,13 @@ def line_cut_mid_utf8(lab: Lab) -> Outcome:
 
 def transcript_turns_to_garbage(lab: Lab) -> Outcome:
     """An indexed transcript is truncated, then overwritten with binary junk."""
-    path = _transcript(lab, [
-        _record("user", "u1", "How do I rotate the SQLite WAL file safely?"),
-        _record("assistant", "a1", [{"type": "text", "text": "Checkpoint, then back up."}]),
-    ])
+    path = _transcript(
+        lab,
+        [
+            _record("user", "u1", "How do I rotate the SQLite WAL file safely?"),
+            _record("assistant", "a1", [{"type": "text", "text": "Checkpoint, then back up."}]),
+        ],
+    )
     _ingest(lab, path)
     before = _sessions(lab)
     for junk in (b"", b"\xff\xfe\x00\x00 junk \x00\n"):
@@ -195,12 +237,21 @@ def _blocks(lab: Lab, count: int) -> tuple[float, dict]:
     lines = [_record("user", "u0", "Explain the whole migration step by step")]
     # Blocks of one length that differ only at the end: the costliest to compare.
     preamble = "Next, move one more table to the new schema and verify its row counts. " * 4
-    lines += [_record("assistant", f"a{n}", [{"type": "text", "text": f"{preamble}#{n:06d}"}])
-              for n in range(count)]
+    lines += [
+        _record("assistant", f"a{n}", [{"type": "text", "text": f"{preamble}#{n:06d}"}])
+        for n in range(count)
+    ]
     path = _transcript(lab, lines)
     started = time.perf_counter()
-    done = lab.tsm("ingest-session", str(path), "-f", "json", timeout=300,
-                   TSM_STATE_DIR=str(lab.base / f"state-{count}"), **NO_VECTORS)
+    done = lab.tsm(
+        "ingest-session",
+        str(path),
+        "-f",
+        "json",
+        timeout=300,
+        TSM_STATE_DIR=str(lab.base / f"state-{count}"),
+        **NO_VECTORS,
+    )
     return time.perf_counter() - started, json.loads(done.stdout or b"{}")
 
 
@@ -213,10 +264,19 @@ def many_answer_blocks(lab: Lab) -> Outcome:
     if report_small.get("indexed") != 1 or report_large.get("indexed") != 1:
         return Outcome(False, f"not ingested: {report_small} {report_large}")
     ratio = large / small
-    return Outcome(ratio < 6, f"10,000 blocks {small:.1f} s, 40,000 blocks {large:.1f} s: "
-                              f"{ratio:.1f}× (linear ≈ 4×, quadratic ≈ 16×)")
+    return Outcome(
+        ratio < 6,
+        f"10,000 blocks {small:.1f} s, 40,000 blocks {large:.1f} s: "
+        f"{ratio:.1f}× (linear ≈ 4×, quadratic ≈ 16×)",
+    )
 
 
-ATTACKS = [secrets_in_transcript, secrets_in_note_through_hook, impossible_timestamp_line,
-           line_cut_mid_utf8, transcript_turns_to_garbage, fifo_in_sessions_dir,
-           many_answer_blocks]
+ATTACKS = [
+    secrets_in_transcript,
+    secrets_in_note_through_hook,
+    impossible_timestamp_line,
+    line_cut_mid_utf8,
+    transcript_turns_to_garbage,
+    fifo_in_sessions_dir,
+    many_answer_blocks,
+]

@@ -56,8 +56,11 @@ class Workspace(namedtuple("Workspace", "root state_dir configured")):
 def find_workspace(cwd: Path, environ: Mapping[str, str]) -> Workspace:
     """Index root, state dir and trust by the same rules as tsm (_locate.py is its locate.py)."""
     root = _locate.index_root(str(cwd), environ)
-    return Workspace(root=Path(root), state_dir=Path(_locate.state_dir(root, environ)),
-                     configured=_locate.is_trusted(root, environ))
+    return Workspace(
+        root=Path(root),
+        state_dir=Path(_locate.state_dir(root, environ)),
+        configured=_locate.is_trusted(root, environ),
+    )
 
 
 def read_hook_input(stream: BinaryIO) -> HookInput:
@@ -235,8 +238,12 @@ def _private_dir(path: Path) -> Path:
     except FileExistsError:
         pass
     info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or \
-            info.st_uid != os.getuid() or info.st_mode & stat.S_ISVTX:  # S_ISVTX: like /tmp
+    if (
+        stat.S_ISLNK(info.st_mode)
+        or not stat.S_ISDIR(info.st_mode)
+        or info.st_uid != os.getuid()
+        or info.st_mode & stat.S_ISVTX
+    ):  # S_ISVTX: like /tmp
         raise OSError(f"refusing to write in {path}: a symlink, not a folder, shared or not yours")
     if info.st_mode & 0o077:
         os.chmod(path, 0o700)

@@ -38,8 +38,9 @@ def index_root(cwd: str, environ: Mapping[str, str]) -> str:
         return os.path.realpath(os.path.join(here, expand_home(explicit, environ)))
     folder = here
     while True:
-        if os.path.isfile(os.path.join(folder, CONFIG_FILE)) or \
-                os.path.isdir(os.path.join(folder, STATE_DIR_NAME)):
+        if os.path.isfile(os.path.join(folder, CONFIG_FILE)) or os.path.isdir(
+            os.path.join(folder, STATE_DIR_NAME)
+        ):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:
@@ -78,8 +79,11 @@ def trusted_roots(environ: Mapping[str, str]) -> set[str]:
             lines = fh.read().splitlines()
     except (OSError, UnicodeDecodeError):
         return set()
-    return {line for line in (raw.strip() for raw in lines)
-            if line and not line.startswith("#") and os.path.isabs(line)}
+    return {
+        line
+        for line in (raw.strip() for raw in lines)
+        if line and not line.startswith("#") and os.path.isabs(line)
+    }
 
 
 def is_trusted(root: str, environ: Mapping[str, str]) -> bool:
@@ -87,7 +91,10 @@ def is_trusted(root: str, environ: Mapping[str, str]) -> bool:
     own environment names it with an absolute (or `~`) TSM_INDEX_ROOT. A relative
     TSM_INDEX_ROOT (say `.`) names whatever folder one happens to be in, so it does not."""
     explicit = environ.get("TSM_INDEX_ROOT", "")
-    if explicit and os.path.isabs(expand_home(explicit, environ)) and \
-            os.path.realpath(expand_home(explicit, environ)) == root:
+    if (
+        explicit
+        and os.path.isabs(expand_home(explicit, environ))
+        and os.path.realpath(expand_home(explicit, environ)) == root
+    ):
         return True
     return root in trusted_roots(environ)

@@ -30,51 +30,107 @@ MARKER = "[redacted:{}]"
 # position, ~50× faster. Order matters: provider shapes come before generic assignments.
 PATTERNS: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
     ("anthropic-key", ("sk-ant-",), r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,300}", False),
-    ("openai-key", ("sk-",), r"sk-(?<![\w-]sk-)(?:proj-|svcacct-|admin-|None-)?"
-                             r"(?=[\w-]{0,40}\d)[A-Za-z0-9_-]{32,300}", False),
+    (
+        "openai-key",
+        ("sk-",),
+        r"sk-(?<![\w-]sk-)(?:proj-|svcacct-|admin-|None-)?"
+        r"(?=[\w-]{0,40}\d)[A-Za-z0-9_-]{32,300}",
+        False,
+    ),
     ("github-token", ("gh",), r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36,255}", False),
-    ("github-token", ("github_pat_",),
-     r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,255}", False),
-    ("gitlab-token", ("gl",),
-     r"gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas)-[A-Za-z0-9_-]{20,64}", False),
-    ("slack-token", ("xox",),
-     r"xox[abposre]-(?<![A-Za-z0-9_-]xox[abposre]-)[A-Za-z0-9-]{10,250}", False),
-    ("slack-webhook", ("hooks.slack.com",),
-     r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}", False),
-    ("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
-     r"[sr]k_(?:live|test)_(?<![A-Za-z0-9_][sr]k_live_)(?<![A-Za-z0-9_][sr]k_test_)"
-     r"[A-Za-z0-9]{16,250}", False),
+    (
+        "github-token",
+        ("github_pat_",),
+        r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,255}",
+        False,
+    ),
+    (
+        "gitlab-token",
+        ("gl",),
+        r"gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas)-[A-Za-z0-9_-]{20,64}",
+        False,
+    ),
+    (
+        "slack-token",
+        ("xox",),
+        r"xox[abposre]-(?<![A-Za-z0-9_-]xox[abposre]-)[A-Za-z0-9-]{10,250}",
+        False,
+    ),
+    (
+        "slack-webhook",
+        ("hooks.slack.com",),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,200}",
+        False,
+    ),
+    (
+        "stripe-key",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+        r"[sr]k_(?:live|test)_(?<![A-Za-z0-9_][sr]k_live_)(?<![A-Za-z0-9_][sr]k_test_)"
+        r"[A-Za-z0-9]{16,250}",
+        False,
+    ),
     ("stripe-key", ("whsec_",), r"whsec_(?<![A-Za-z0-9_]whsec_)[A-Za-z0-9]{24,100}", False),
     ("google-api-key", ("AIza",), r"AIza(?<![A-Za-z0-9_-]AIza)[A-Za-z0-9_-]{35}", False),
-    ("huggingface-token", ("hf_",),
-     r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,40}(?![A-Za-z0-9])", False),
+    (
+        "huggingface-token",
+        ("hf_",),
+        r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,40}(?![A-Za-z0-9])",
+        False,
+    ),
     ("npm-token", ("npm_",), r"npm_(?<![A-Za-z0-9_]npm_)[A-Za-z0-9]{36}(?![A-Za-z0-9])", False),
     ("pypi-token", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_-]{50,1000}", False),
-    ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"),
-     r"A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9]A[A-Z]{3})[A-Z0-9]{16}(?![A-Za-z0-9])", False),
-    ("aws-secret-key", ("aws",),
-     r"aws[\w.-]{0,30}?secret[\w.-]{0,30}?[\"']?\s{0,5}[:=]{1,2}\s{0,5}[\"']?"
-     r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])", True),
-    ("jwt", ("eyJ",), r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,8000}"
-                      r"\.[A-Za-z0-9_-]{0,2000}", False),
+    (
+        "aws-access-key",
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        r"A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9]A[A-Z]{3})[A-Z0-9]{16}(?![A-Za-z0-9])",
+        False,
+    ),
+    (
+        "aws-secret-key",
+        ("aws",),
+        r"aws[\w.-]{0,30}?secret[\w.-]{0,30}?[\"']?\s{0,5}[:=]{1,2}\s{0,5}[\"']?"
+        r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])",
+        True,
+    ),
+    (
+        "jwt",
+        ("eyJ",),
+        r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,8000}"
+        r"\.[A-Za-z0-9_-]{0,2000}",
+        False,
+    ),
     ("bearer-token", ("bearer",), r"bearer {1,5}(?P<secret>[a-z0-9._~+/-]{20,2000}={0,2})", True),
-    ("basic-auth", ("authorization",),
-     r"authorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?basic {1,5}"
-     r"(?P<secret>[a-z0-9+/]{12,1000}={0,2})(?![\w+/=])", True),
-    ("url-credentials", ("://",),
-     r"://[^\s/:@'\"<>]{0,100}:(?P<secret>[^\s/@'\"<>]{1,200})@(?=[\w\[])", False),
-    ("password", ("pass", "secret", "token", "key", "cred"),
-     r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"
-     r"secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?)"
-     r"[\"']?\s{0,5}(?::|=|:=)\s{0,5}(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|"
-     r"[^\s\"'`<>()\[\]{},;=][^\s\"'`<>()\[\]{},;]{0,199})", True),
+    (
+        "basic-auth",
+        ("authorization",),
+        r"authorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?basic {1,5}"
+        r"(?P<secret>[a-z0-9+/]{12,1000}={0,2})(?![\w+/=])",
+        True,
+    ),
+    (
+        "url-credentials",
+        ("://",),
+        r"://[^\s/:@'\"<>]{0,100}:(?P<secret>[^\s/@'\"<>]{1,200})@(?=[\w\[])",
+        False,
+    ),
+    (
+        "password",
+        ("pass", "secret", "token", "key", "cred"),
+        r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"
+        r"secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?)"
+        r"[\"']?\s{0,5}(?::|=|:=)\s{0,5}(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|"
+        r"[^\s\"'`<>()\[\]{},;=][^\s\"'`<>()\[\]{},;]{0,199})",
+        True,
+    ),
 )
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # Characters that must not come just before a match (a look-behind of variable width, which
 # the regex engine cannot do): key names start a word, `password=` and `db_password=` but not
 # `mypassword=`.
-_NOT_AFTER = {kind: frozenset(_LETTERS) for kind in
-              ("password", "aws-secret-key", "bearer-token", "basic-auth")}
+_NOT_AFTER = {
+    kind: frozenset(_LETTERS)
+    for kind in ("password", "aws-secret-key", "bearer-token", "basic-auth")
+}
 _NOT_AFTER["gitlab-token"] = frozenset(_LETTERS + "0123456789_-")
 
 _compiled: dict[str, re.Pattern[str]] = {}
@@ -86,7 +142,8 @@ _FOLDED_ANCHORS = frozenset(a for _, anchors, _, folded in PATTERNS if folded fo
 _NOT_A_VALUE = (
     r"(?i)(?:str|string|int|bool|boolean|number|bytes|any|none|null|nil|undefined|true|"
     r"false|optional|secretstr|required|\*+|x+|\.+|<[^>]*>|redacted|hidden|changeme)\Z|"
-    r"[$%{@]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z|\[redacted:")
+    r"[$%{@]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z|\[redacted:"
+)
 
 _IDENTIFIER = r"[A-Za-z_]\w*\Z"
 _SNAKE_CASE = r"[a-z]+(?:_[a-z]+)+\Z"
@@ -136,8 +193,10 @@ def _redact(text: str) -> tuple[str, list[str]]:
     for kind, anchors, pattern, folded in PATTERNS:
         if present.isdisjoint(anchors):
             continue
-        text, redacted = redacted, _substitute(pattern, kind, redacted,
-                                               lowered if folded else redacted)
+        text, redacted = (
+            redacted,
+            _substitute(pattern, kind, redacted, lowered if folded else redacted),
+        )
         if redacted != text:
             lowered = redacted.lower()
             if kind not in kinds:
@@ -183,11 +242,15 @@ def _replacement(text: str, match: re.Match[str], kind: str) -> str | None:
     value = text[value_start:value_end]
     quote = value[0] if value[0] in "\"'" else ""
     bare = value[1:-1] if quote else value
-    if len(bare) < 3 or _compile(_NOT_A_VALUE, 0).match(bare) or \
-            kind == "password" and not quote and _is_code(text[end:end + 1], bare):
+    if (
+        len(bare) < 3
+        or _compile(_NOT_A_VALUE, 0).match(bare)
+        or kind == "password"
+        and not quote
+        and _is_code(text[end : end + 1], bare)
+    ):
         return None
-    return (text[start:value_start] + quote + MARKER.format(kind) + quote +
-            text[value_end:end])
+    return text[start:value_start] + quote + MARKER.format(kind) + quote + text[value_end:end]
 
 
 def _is_code(after: str, value: str) -> bool:
@@ -198,8 +261,10 @@ def _is_code(after: str, value: str) -> bool:
         return True
     if _compile(_SNAKE_CASE, 0).match(value):
         return True
-    return _compile(_IDENTIFIER, 0).match(value) is not None and \
-        _compile(_KEY_WORD, 0).search(value) is not None
+    return (
+        _compile(_IDENTIFIER, 0).match(value) is not None
+        and _compile(_KEY_WORD, 0).search(value) is not None
+    )
 
 
 def _redact_private_keys(text: str) -> str:
@@ -229,7 +294,7 @@ def _redact_private_keys(text: str) -> str:
         else:
             body = _compile(_KEY_BODY, 0).match(text, begin.end())
             stop = body.end() if body else begin.end()
-        out.append(text[pos:begin.start()] + marker)
+        out.append(text[pos : begin.start()] + marker)
         pos = stop
     for end_start, end_stop in ends[next_end:]:
         if end_start >= pos:
@@ -244,6 +309,7 @@ def _body_start(text: str, floor: int, end: int) -> int:
     """Where the key characters that run up to `end` begin (not before `floor`)."""
     start = max(floor, end - MAX_KEY_CHARS)
     body = text[start:end]
-    keep = len(body.rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                           "+/=\n\r\\"))
+    keep = len(
+        body.rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n\r\\")
+    )
     return start + keep

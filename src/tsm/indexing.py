@@ -113,8 +113,11 @@ def _session_files(settings: Settings) -> list[Path]:
     files: list[Path] = []
     for folder in settings.session_dirs:
         if folder.is_dir():  # subagent transcripts are all sidechain: nothing to ingest
-            files += sorted(p for p in folder.rglob("*.jsonl")
-                            if "subagents" not in p.parts and not p.name.startswith("agent-"))
+            files += sorted(
+                p
+                for p in folder.rglob("*.jsonl")
+                if "subagents" not in p.parts and not p.name.startswith("agent-")
+            )
     return files
 
 
@@ -125,13 +128,20 @@ def session_key(settings: Settings, path: Path) -> str:
         return PurePosixPath(path.relative_to(settings.index_root)).as_posix()
     except ValueError:
         home = Path.home()
-        return "~/" + path.relative_to(home).as_posix() if path.is_relative_to(home) \
+        return (
+            "~/" + path.relative_to(home).as_posix()
+            if path.is_relative_to(home)
             else path.as_posix()
+        )
 
 
-def ingest_session(settings: Settings, conn: sqlite3.Connection, path: Path,
-                   embedder: Embedder | None = None,
-                   progress: Progress | None = None) -> IndexReport:
+def ingest_session(
+    settings: Settings,
+    conn: sqlite3.Connection,
+    path: Path,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> IndexReport:
     """Add or refresh one Claude Code transcript. An unchanged file is a no-op; a grown one is
     rewritten, and only its new turns need embedding (vectors are keyed by text hash)."""
     started = time.perf_counter()
@@ -147,8 +157,14 @@ def ingest_session(settings: Settings, conn: sqlite3.Connection, path: Path,
     return report
 
 
-def _index_session(settings: Settings, conn: sqlite3.Connection, path: Path, key: str,
-                   old: documents.StoredFile | None, report: IndexReport) -> None:
+def _index_session(
+    settings: Settings,
+    conn: sqlite3.Connection,
+    path: Path,
+    key: str,
+    old: documents.StoredFile | None,
+    report: IndexReport,
+) -> None:
     """Index one transcript, streamed (sources/session.py). A transcript that cannot be read
     or parsed this time keeps its indexed version: it is append-only, so a failure says
     nothing about what it held (a disk hiccup, a line being written, a file being moved)."""
@@ -164,8 +180,7 @@ def _index_session(settings: Settings, conn: sqlite3.Connection, path: Path, key
             report.unchanged += 1
             return
         if info.st_size > MAX_TRANSCRIPT_BYTES:
-            raise SkipFile(f"larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB "
-                           f"({info.st_size} bytes)")
+            raise SkipFile(f"larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB ({info.st_size} bytes)")
         transcript, content_hash, info = session.stream(path)
         if old and old.content_hash == content_hash:
             with Transaction(conn):
@@ -187,8 +202,9 @@ def _index_session(settings: Settings, conn: sqlite3.Connection, path: Path, key
             if twin.path != key and not _stored_path(settings, twin.path).exists():
                 documents.delete_document(conn, twin.id)  # moved: re-pointed, not duplicated
                 report.renamed += 1
-        report.chunks += write(settings, conn, doc, content_hash=content_hash,
-                               size=info.st_size, mtime=info.st_mtime)
+        report.chunks += write(
+            settings, conn, doc, content_hash=content_hash, size=info.st_size, mtime=info.st_mtime
+        )
     report.indexed += 1
 
 
@@ -207,8 +223,13 @@ def _stored_path(settings: Settings, key: str) -> Path:
     return Path(key) if key.startswith("/") else settings.index_root / key
 
 
-def _targets(settings: Settings, conn: sqlite3.Connection, paths: list[Path], reach: Reach,
-             report: IndexReport) -> tuple[list[Path], list[str]]:
+def _targets(
+    settings: Settings,
+    conn: sqlite3.Connection,
+    paths: list[Path],
+    reach: Reach,
+    report: IndexReport,
+) -> tuple[list[Path], list[str]]:
     """Absolute targets to walk, and the relative scopes in which vanished files are removed.
 
     A path is placed by its name (`notes/x.md` is `notes/x.md` even when `notes` is a link);
@@ -217,8 +238,7 @@ def _targets(settings: Settings, conn: sqlite3.Connection, paths: list[Path], re
     root = settings.index_root
     if not paths:
         dirs = [root / d.path for d in settings.content_dirs] or [root]
-        return [d for d in dirs if d.exists()], [
-            d.path for d in settings.content_dirs] or [""]
+        return [d for d in dirs if d.exists()], [d.path for d in settings.content_dirs] or [""]
     targets, scopes = [], []
     for raw in paths:
         path, rel = _place(root, raw)
@@ -250,14 +270,15 @@ def _place(root: Path, raw: Path) -> tuple[Path, str]:
         if candidate.is_relative_to(root):
             rel = PurePosixPath(candidate.relative_to(root)).as_posix()
             return candidate, "" if rel == "." else rel
-    raise UserError(f"{display(str(raw))} is outside the index root {root}",
-                    "set TSM_INDEX_ROOT or run tsm from inside your notes")
+    raise UserError(
+        f"{display(str(raw))} is outside the index root {root}",
+        "set TSM_INDEX_ROOT or run tsm from inside your notes",
+    )
 
 
 def _forget(conn: sqlite3.Connection, scope: str) -> int:
     """Remove what is indexed at or under `scope`: its name now leads out of the root."""
-    doomed = [old.id for rel, old in documents.stored_files(conn).items()
-              if _within(rel, scope)]
+    doomed = [old.id for rel, old in documents.stored_files(conn).items() if _within(rel, scope)]
     with Transaction(conn):
         for doc_id in doomed:
             documents.delete_document(conn, doc_id)
@@ -265,8 +286,12 @@ def _forget(conn: sqlite3.Connection, scope: str) -> int:
 
 
 def _has_prefix(conn: sqlite3.Connection, rel: str) -> bool:
-    return conn.execute("SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' LIMIT 1",
-                        (_like_prefix(rel),)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' LIMIT 1", (_like_prefix(rel),)
+        ).fetchone()
+        is not None
+    )
 
 
 def _like_prefix(rel: str) -> str:
@@ -277,9 +302,16 @@ def _within(rel: str, scope: str) -> bool:
     return scope == "" or rel == scope or rel.startswith(scope.rstrip("/") + "/")
 
 
-def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: str,
-                stored: dict[str, documents.StoredFile], report: IndexReport,
-                reader: Reader | None = None, reach: Reach | None = None) -> None:
+def _index_file(
+    settings: Settings,
+    conn: sqlite3.Connection,
+    path: Path,
+    rel: str,
+    stored: dict[str, documents.StoredFile],
+    report: IndexReport,
+    reader: Reader | None = None,
+    reach: Reach | None = None,
+) -> None:
     """Index one file. With `reach`, a symlink is followed only to a file inside it (a file
     reached by a walk has no linked folder above it: discover does not follow those)."""
     old = stored.get(rel)
@@ -308,8 +340,12 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
         return
     try:
         # Transcripts carry tool output and file snapshots: allow them to be larger.
-        data = load_bytes(source, MAX_TRANSCRIPT_BYTES if reader is _session_reader else
-                          int(settings.get("index.max_file_mb") * 1024 * 1024))
+        data = load_bytes(
+            source,
+            MAX_TRANSCRIPT_BYTES
+            if reader is _session_reader
+            else int(settings.get("index.max_file_mb") * 1024 * 1024),
+        )
         content_hash = hashlib.sha256(data).hexdigest()
         if old and old.content_hash == content_hash:
             with Transaction(conn):
@@ -319,8 +355,11 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
         assert reader is not None
         doc = reader(path, rel, data)
     except Exception as exc:  # a reader bug must cost one file, never the whole run
-        skip = exc if isinstance(exc, SkipFile) else SkipFile(
-            f"cannot parse: {type(exc).__name__}: {exc}")
+        skip = (
+            exc
+            if isinstance(exc, SkipFile)
+            else SkipFile(f"cannot parse: {type(exc).__name__}: {exc}")
+        )
         report.skipped.append({"path": rel, "reason": str(skip)})
         if old and not skip.transient:  # the file no longer holds indexable text
             with Transaction(conn):
@@ -335,13 +374,22 @@ def _index_file(settings: Settings, conn: sqlite3.Connection, path: Path, rel: s
             if twin.path != rel and not (settings.index_root / twin.path).exists():
                 documents.delete_document(conn, twin.id)  # renamed: re-pointed, not duplicated
                 report.renamed += 1
-        report.chunks += write(settings, conn, doc, content_hash=content_hash,
-                               size=stat.st_size, mtime=stat.st_mtime)
+        report.chunks += write(
+            settings, conn, doc, content_hash=content_hash, size=stat.st_size, mtime=stat.st_mtime
+        )
     report.indexed += 1
 
 
-def write(settings: Settings, conn: sqlite3.Connection, doc: Document, *, content_hash: str,
-          size: int, mtime: float, category: str | None = None) -> int:
+def write(
+    settings: Settings,
+    conn: sqlite3.Connection,
+    doc: Document,
+    *,
+    content_hash: str,
+    size: int,
+    mtime: float,
+    category: str | None = None,
+) -> int:
     """Chunk, tokenize and store one document (inside the caller's transaction)."""
     tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
     chunks = chunk_sections(doc.sections, settings.get("chunking.max_chars"))
@@ -352,16 +400,26 @@ def write(settings: Settings, conn: sqlite3.Connection, doc: Document, *, conten
         if chunk.section not in section_terms:
             section_terms[chunk.section] = tokenizer.index_text(chunk.section)
         embed_input = passage_text(doc.title, chunk.section, chunk.text)
-        rows.append(documents.ChunkRow(
-            chunk=chunk, fts_title=title_terms, fts_section=section_terms[chunk.section],
-            fts_body=tokenizer.index_text(chunk.text),
-            embed_hash=hashlib.sha1(embed_input.encode()).hexdigest(),
-        ))
+        rows.append(
+            documents.ChunkRow(
+                chunk=chunk,
+                fts_title=title_terms,
+                fts_section=section_terms[chunk.section],
+                fts_body=tokenizer.index_text(chunk.text),
+                embed_hash=hashlib.sha1(embed_input.encode()).hexdigest(),
+            )
+        )
     fts_tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in doc.tags)
     documents.write_document(
-        conn, doc, rows, content_hash=content_hash, size=size, mtime=mtime,
-        category=category or ("session" if doc.type == "session" else
-                              category_of(settings, doc.path)), fts_tags=fts_tags,
+        conn,
+        doc,
+        rows,
+        content_hash=content_hash,
+        size=size,
+        mtime=mtime,
+        category=category
+        or ("session" if doc.type == "session" else category_of(settings, doc.path)),
+        fts_tags=fts_tags,
     )
     return len(rows)
 
@@ -390,9 +448,14 @@ def _with_date(doc: Document, mtime: float) -> Document:
     return replace(doc, date=stamp, date_source="mtime")
 
 
-def embed_pending(conn: sqlite3.Connection, embedder: Embedder, batch_size: int,
-                  report: IndexReport | None = None, progress: Progress | None = None,
-                  limit: int | None = None) -> int:
+def embed_pending(
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    batch_size: int,
+    report: IndexReport | None = None,
+    progress: Progress | None = None,
+    limit: int | None = None,
+) -> int:
     """Embed chunk texts that have no vector for this model yet, one transaction per batch.
 
     A model failure stops embedding with a warning; FTS results stay intact.
@@ -406,10 +469,11 @@ def embed_pending(conn: sqlite3.Connection, embedder: Embedder, batch_size: int,
         vectors.set_meta(conn, "model_name", embedder.name)
         vectors.set_meta(conn, "embedding_dim", str(embedder.dim))
     for start in range(0, len(todo), batch_size):
-        batch = todo[start:start + batch_size]
+        batch = todo[start : start + batch_size]
         try:
             matrix = embedder.embed_documents(
-                [passage_text(p.title, p.section, p.text) for p in batch])
+                [passage_text(p.title, p.section, p.text) for p in batch]
+            )
         except Exception as exc:
             message = f"embedding stopped after {done} chunks: {exc}"
             if report is None:
@@ -417,8 +481,9 @@ def embed_pending(conn: sqlite3.Connection, embedder: Embedder, batch_size: int,
             report.warnings.append(message)
             break
         with Transaction(conn):
-            vectors.store(conn, embedder.name, zip((p.embed_hash for p in batch), matrix,
-                                                   strict=True))
+            vectors.store(
+                conn, embedder.name, zip((p.embed_hash for p in batch), matrix, strict=True)
+            )
         done += len(batch)
         if progress:
             progress(done, len(todo), "embedding")

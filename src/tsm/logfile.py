@@ -42,16 +42,16 @@ class OneLineFormatter(logging.Formatter):
         try:
             line = super().format(record)
         finally:
-            (record.msg, record.args, record.exc_info, record.exc_text,
-             record.stack_info) = saved
+            (record.msg, record.args, record.exc_info, record.exc_text, record.stack_info) = saved
         blocks = []
         if record.exc_info:
             blocks.append(self.formatException(record.exc_info))
         if record.stack_info:
             blocks.append(self.formatStack(record.stack_info))
         for block in blocks:
-            line += "".join(f"\n{TRACEBACK_PREFIX}{escape_controls(part)}"
-                            for part in block.splitlines())
+            line += "".join(
+                f"\n{TRACEBACK_PREFIX}{escape_controls(part)}" for part in block.splitlines()
+            )
         return line
 
 
@@ -59,16 +59,19 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """RotatingFileHandler whose file is opened by `statedir.open_private`."""
 
     def _open(self) -> io.TextIOWrapper:
-        fd = statedir.open_private(Path(self.baseFilename),
-                                   os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        return cast(io.TextIOWrapper,
-                    os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors))
+        fd = statedir.open_private(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        return cast(
+            io.TextIOWrapper, os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+        )
 
 
 def private_log_handler(state_dir: Path, name: str, fmt: str) -> PrivateRotatingFileHandler:
     """<state dir>/logs/NAME, rotated at 5 MB with 3 kept, one escaped line per record."""
-    handler = PrivateRotatingFileHandler(statedir.logs_dir(state_dir) / name,
-                                         maxBytes=5 * 1024 * 1024, backupCount=3,
-                                         encoding="utf-8")
+    handler = PrivateRotatingFileHandler(
+        statedir.logs_dir(state_dir) / name,
+        maxBytes=5 * 1024 * 1024,
+        backupCount=3,
+        encoding="utf-8",
+    )
     handler.setFormatter(OneLineFormatter(fmt))
     return handler

@@ -35,8 +35,10 @@ def private_dir(path: Path) -> Path:
     info = os.lstat(path)
     problem = _dir_problem(info)
     if problem:
-        raise UnsafePath(f"refusing to use {path}: {problem}",
-                         "remove it, or point TSM_STATE_DIR at a folder of your own")
+        raise UnsafePath(
+            f"refusing to use {path}: {problem}",
+            "remove it, or point TSM_STATE_DIR at a folder of your own",
+        )
     if info.st_mode & 0o077:
         try:
             os.chmod(path, PRIVATE_DIR)
@@ -54,7 +56,9 @@ def dir_problem(path: Path) -> str | None:
         return None
     return _dir_problem(info) or (
         f"mode {stat.S_IMODE(info.st_mode):o} lets other users in (tsm sets 700 on its next write)"
-        if info.st_mode & 0o077 else None)
+        if info.st_mode & 0o077
+        else None
+    )
 
 
 def _dir_problem(info: os.stat_result) -> str | None:
@@ -88,16 +92,19 @@ def open_private(path: Path, flags: int) -> int:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, PRIVATE_FILE)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's O_NOFOLLOW error
-            raise UnsafePath(f"refusing to open {path}: it is a symlink",
-                             "remove the link; tsm writes only its own files") from None
+            raise UnsafePath(
+                f"refusing to open {path}: it is a symlink",
+                "remove the link; tsm writes only its own files",
+            ) from None
         if exc.errno == errno.ENXIO:
             raise UnsafePath(f"refusing to open {path}: it is not a regular file") from None
         raise
     problem = _file_problem(os.fstat(fd))
     if problem:
         os.close(fd)
-        raise UnsafePath(f"refusing to open {path}: {problem}",
-                         "remove it; tsm writes only its own files")
+        raise UnsafePath(
+            f"refusing to open {path}: {problem}", "remove it; tsm writes only its own files"
+        )
     os.set_blocking(fd, True)
     if os.fstat(fd).st_mode & 0o077:
         os.fchmod(fd, PRIVATE_FILE)
@@ -158,13 +165,20 @@ def check_db_files(db_path: Path) -> None:
             continue
         if not (stat.S_ISLNK(info.st_mode) or stat.S_ISREG(info.st_mode)):
             # A folder or FIFO in the DB's place is a broken index, not an attack on a target.
-            raise IndexCorrupt(f"the index file {path} is not a regular file",
-                               "remove it, or set TSM_DB_PATH to the real file")
-        problem = ("it is a symlink, and tsm does not write through links"
-                   if stat.S_ISLNK(info.st_mode) else _file_problem(info))
+            raise IndexCorrupt(
+                f"the index file {path} is not a regular file",
+                "remove it, or set TSM_DB_PATH to the real file",
+            )
+        problem = (
+            "it is a symlink, and tsm does not write through links"
+            if stat.S_ISLNK(info.st_mode)
+            else _file_problem(info)
+        )
         if problem:
-            raise UnsafePath(f"refusing to open {path}: {problem}",
-                             "remove it, or set TSM_DB_PATH to the real file")
+            raise UnsafePath(
+                f"refusing to open {path}: {problem}",
+                "remove it, or set TSM_DB_PATH to the real file",
+            )
 
 
 def tighten_db_files(db_path: Path) -> None:

@@ -16,8 +16,10 @@ from pathlib import Path
 from . import locate
 from .errors import SystemFailure, UserError
 
-HEADER = ("# Index roots whose tsm.toml you trust (one absolute path per line).\n"
-          "# Written by `tsm init` and `tsm trust`; see the README's \"Trust model\".\n")
+HEADER = (
+    "# Index roots whose tsm.toml you trust (one absolute path per line).\n"
+    '# Written by `tsm init` and `tsm trust`; see the README\'s "Trust model".\n'
+)
 
 
 def trust_file(environ: Mapping[str, str]) -> Path:
@@ -56,8 +58,10 @@ def _checked_root(root: Path) -> str:
     if not os.path.isdir(folder):
         raise UserError(f"{root} is not a directory", "name the folder that holds your notes")
     if "\n" in folder or "\r" in folder:
-        raise UserError(f"{root!r}: a folder whose name holds a line break cannot be trusted",
-                        "rename it, or set TSM_INDEX_ROOT to it in your own environment")
+        raise UserError(
+            f"{root!r}: a folder whose name holds a line break cannot be trusted",
+            "rename it, or set TSM_INDEX_ROOT to it in your own environment",
+        )
     return folder
 
 
@@ -71,11 +75,14 @@ class _locked:
     def __enter__(self) -> None:
         _config_dir(self.path.parent)
         try:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                              0o600)
+            self.fd = os.open(
+                self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+            )
         except OSError as exc:
-            raise SystemFailure(f"cannot write {self.path}: {exc.strerror}",
-                            f"check the permissions of {self.path.parent}") from None
+            raise SystemFailure(
+                f"cannot write {self.path}: {exc.strerror}",
+                f"check the permissions of {self.path.parent}",
+            ) from None
         fcntl.flock(self.fd, fcntl.LOCK_EX)
 
     def __exit__(self, *exc: object) -> None:
@@ -94,8 +101,9 @@ def _write(path: Path, roots: set[str]) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     text = HEADER + "".join(f"{root}\n" for root in sorted(roots))
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW |
-                     os.O_CLOEXEC, 0o600)
+        fd = os.open(
+            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -106,5 +114,6 @@ def _write(path: Path, roots: set[str]) -> None:
             if temporary.exists():
                 temporary.unlink()
     except OSError as exc:
-        raise SystemFailure(f"cannot write {path}: {exc.strerror}",
-                        f"check the permissions of {path.parent}") from None
+        raise SystemFailure(
+            f"cannot write {path}: {exc.strerror}", f"check the permissions of {path.parent}"
+        ) from None

@@ -11,8 +11,18 @@ from .locate import SOCKET_NAME
 
 IGNORE_FILE = ".tsmignore"
 # Never indexed, whatever .tsmignore says: tool state and VCS internals.
-ALWAYS_IGNORED = (".tsm/", ".git/", ".hg/", ".svn/", ".obsidian/", ".trash/", "node_modules/",
-                  "__pycache__/", ".venv/", ".DS_Store")
+ALWAYS_IGNORED = (
+    ".tsm/",
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".obsidian/",
+    ".trash/",
+    "node_modules/",
+    "__pycache__/",
+    ".venv/",
+    ".DS_Store",
+)
 
 
 @dataclass(frozen=True)
@@ -68,19 +78,20 @@ class IgnoreRules:
         except OSError:
             return []
         if len(data) > MAX_IGNORE_BYTES:
-            self.warnings.append(f"{IGNORE_FILE}: only its first {MAX_IGNORE_BYTES // 1024} KB "
-                                 "are used")
+            self.warnings.append(
+                f"{IGNORE_FILE}: only its first {MAX_IGNORE_BYTES // 1024} KB are used"
+            )
         lines = data[:MAX_IGNORE_BYTES].decode("utf-8", "replace").splitlines()
         if len(lines) > MAX_IGNORE_LINES:
-            self.warnings.append(f"{IGNORE_FILE}: only its first {MAX_IGNORE_LINES} lines are "
-                                 "used")
+            self.warnings.append(f"{IGNORE_FILE}: only its first {MAX_IGNORE_LINES} lines are used")
         kept = []
         for number, line in enumerate(lines[:MAX_IGNORE_LINES], start=1):
             segments = line.strip().split("/")
             if any(seg != "**" and seg.count("*") > MAX_STARS_PER_SEGMENT for seg in segments):
                 self.warnings.append(
                     f"{IGNORE_FILE}:{number}: not used: more than {MAX_STARS_PER_SEGMENT} '*' "
-                    "in one path segment (matching it could take minutes)")
+                    "in one path segment (matching it could take minutes)"
+                )
                 continue
             kept.append(line)
         return kept

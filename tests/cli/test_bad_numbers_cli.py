@@ -9,15 +9,29 @@ from typing import Any
 import pytest
 
 HUGE = "99999999999999999999999"
-BAD_NUMBERS = [HUGE, "9223372036854775808", "-1", "-" + HUGE, "0.5", "1e3", "²", "١٢",
-               "abc", "", "9" * 5000]
+BAD_NUMBERS = [
+    HUGE,
+    "9223372036854775808",
+    "-1",
+    "-" + HUGE,
+    "0.5",
+    "1e3",
+    "²",
+    "١٢",
+    "abc",
+    "",
+    "9" * 5000,
+]
 
 
 @pytest.mark.parametrize("command", ["get", "info"])
 def test_document_ids(indexed_read_only: Path, tsm: Any, command: str) -> None:
     for value in BAD_NUMBERS:
-        result = tsm(command, "--", value, "-f", "json") if value.startswith("-") else \
-            tsm(command, value, "-f", "json")
+        result = (
+            tsm(command, "--", value, "-f", "json")
+            if value.startswith("-")
+            else tsm(command, value, "-f", "json")
+        )
         assert result.code == 1, (value[:30], result.err)
         assert result.error()["kind"] == "user_error"
     assert tsm("get", "1", "-f", "json").code == 0

@@ -13,8 +13,15 @@ from typing import Any
 
 import pytest
 
-COMMANDS = [("search", "install git"), ("list",), ("tags",), ("status",),
-            ("info", "notes/git-install.md"), ("get", "1"), ("index",)]
+COMMANDS = [
+    ("search", "install git"),
+    ("list",),
+    ("tags",),
+    ("status",),
+    ("info", "notes/git-install.md"),
+    ("get", "1"),
+    ("index",),
+]
 
 
 def damage(db: Path, how: str) -> None:
@@ -24,14 +31,13 @@ def damage(db: Path, how: str) -> None:
     if how == "zero bytes":
         db.write_bytes(b"")
     elif how == "truncated":
-        db.write_bytes(data[:len(data) // 3])
+        db.write_bytes(data[: len(data) // 3])
     else:
         db.write_bytes(b"\x00garbage\xff" * (len(data) // 10))
 
 
 @pytest.mark.parametrize("how", ["zero bytes", "truncated", "garbage"])
-def test_a_broken_db_is_a_system_error_naming_the_file(indexed: Path, tsm: Any,
-                                                       how: str) -> None:
+def test_a_broken_db_is_a_system_error_naming_the_file(indexed: Path, tsm: Any, how: str) -> None:
     db = indexed / ".tsm" / "tsm.db"
     tsm("stop")  # no daemon holds the old file open
     damage(db, how)
@@ -68,16 +74,25 @@ def test_a_full_disk_while_indexing_is_its_own_clear_error(indexed: Path, tsm: A
     db = indexed / ".tsm" / "tsm.db"
     for i in range(40):
         (indexed / "notes" / f"bulk-{i}.md").write_text(
-            f"# Bulk {i}\n\n" + "words to fill the index with enough text " * 60)
+            f"# Bulk {i}\n\n" + "words to fill the index with enough text " * 60
+        )
 
     def limit_files() -> None:  # no file may grow: the disk has no room left
-        size = db.stat().st_size + os.stat(f"{db}-wal").st_size if Path(f"{db}-wal").exists() \
+        size = (
+            db.stat().st_size + os.stat(f"{db}-wal").st_size
+            if Path(f"{db}-wal").exists()
             else db.stat().st_size
+        )
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
-    proc = subprocess.run([sys.executable, "-m", "tsm", "index", "--no-embed", "-f", "json"],
-                          capture_output=True, text=True, env=dict(os.environ),
-                          preexec_fn=limit_files, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm", "index", "--no-embed", "-f", "json"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        preexec_fn=limit_files,
+        timeout=300,
+    )
     assert proc.returncode == 2, proc.stderr
     message = proc.stderr.strip().splitlines()[-1]
     assert "unexpected" not in message and "report it" not in message, message

@@ -11,9 +11,16 @@ from typing import Any
 import pytest
 from sample_vault import copy_tracked
 
-ALL = {"notes/git-install.md", "notes/shell-setup.md", "notes/reading-list.txt",
-       "daily/2026-03-15.md", "research/lora-modules.md", "research/vhf-tracker.md",
-       "research/git-admin-guide.pdf", "decisions/0001-use-sqlite.md"}
+ALL = {
+    "notes/git-install.md",
+    "notes/shell-setup.md",
+    "notes/reading-list.txt",
+    "daily/2026-03-15.md",
+    "research/lora-modules.md",
+    "research/vhf-tracker.md",
+    "research/git-admin-guide.pdf",
+    "decisions/0001-use-sqlite.md",
+}
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +32,20 @@ def dated_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = copy_tracked(tmp_path_factory.mktemp("dated") / "vault")
     (root / "notes" / "project.md").write_text("# Project alpha\n\nkickoff notes #proj/alpha\n")
     old = dt.datetime(2024, 5, 1).timestamp()
-    for rel in ("notes/shell-setup.md", "notes/reading-list.txt", "research/git-admin-guide.pdf",
-                "notes/project.md"):
+    for rel in (
+        "notes/shell-setup.md",
+        "notes/reading-list.txt",
+        "research/git-admin-guide.pdf",
+        "notes/project.md",
+    ):
         os.utime(root / rel, (old, old))
     env = {**os.environ, "TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1"}
-    subprocess.run([sys.executable, "-m", "tsm", "index", "-f", "json"], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "tsm", "index", "-f", "json"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     return root
 
 
@@ -42,7 +57,9 @@ def found(tsm: Any, root: Path, *args: str) -> set[str]:
 
 def test_after_before(dated_vault: Path, tsm: Any) -> None:
     assert found(tsm, dated_vault, "notes", "--after", "2026-01", "--before", "2026-02") == {
-        "research/lora-modules.md", "research/vhf-tracker.md"}
+        "research/lora-modules.md",
+        "research/vhf-tracker.md",
+    }
 
 
 def test_year_and_last_year(dated_vault: Path, tsm: Any) -> None:
@@ -63,7 +80,9 @@ def test_relative_month_expressions(dated_vault: Path, tsm: Any, query: str) -> 
 
 def test_explicit_flag_wins_over_query(dated_vault: Path, tsm: Any) -> None:
     assert found(tsm, dated_vault, "先月の無線", "--year", "2025") == {
-        "notes/git-install.md", "decisions/0001-use-sqlite.md"}
+        "notes/git-install.md",
+        "decisions/0001-use-sqlite.md",
+    }
 
 
 def test_time_only_query_lists_recent_documents(dated_vault: Path, tsm: Any) -> None:
@@ -85,12 +104,23 @@ def test_path_prefix_on_boundaries(dated_vault: Path, tsm: Any) -> None:
     assert found(tsm, dated_vault, "notes", "--path", "research/") == research
     assert found(tsm, dated_vault, "notes", "--path", "res") == set()
     assert found(tsm, dated_vault, "notes", "--path", "daily", "--path", "decisions") == {
-        "daily/2026-03-15.md", "decisions/0001-use-sqlite.md"}
+        "daily/2026-03-15.md",
+        "decisions/0001-use-sqlite.md",
+    }
 
 
 def test_top_k_applies_after_filters(dated_vault: Path, tsm: Any) -> None:
-    result = tsm("search", "install git", "-k", "1", "--path", "research/", "-f", "json",
-                 env={"TSM_INDEX_ROOT": str(dated_vault)})
+    result = tsm(
+        "search",
+        "install git",
+        "-k",
+        "1",
+        "--path",
+        "research/",
+        "-f",
+        "json",
+        env={"TSM_INDEX_ROOT": str(dated_vault)},
+    )
     data = result.json()
     assert [h["source"]["path"] for h in data["results"]] == ["research/git-admin-guide.pdf"]
 
@@ -100,7 +130,8 @@ def test_tags_case_insensitive_and_nested(dated_vault: Path, tsm: Any) -> None:
     assert found(tsm, dated_vault, "notes", "--tag", "setup") == setup
     assert found(tsm, dated_vault, "notes", "--tag", "SETUP") == setup
     assert found(tsm, dated_vault, "notes", "--tag", "#setup", "--tag", "git") == {
-        "notes/git-install.md"}
+        "notes/git-install.md"
+    }
     assert found(tsm, dated_vault, "notes", "--tag", "proj") == {"notes/project.md"}
     assert found(tsm, dated_vault, "notes", "--tag", "狩猟") == {"daily/2026-03-15.md"}
 
@@ -108,17 +139,22 @@ def test_tags_case_insensitive_and_nested(dated_vault: Path, tsm: Any) -> None:
 def test_type_filter(dated_vault: Path, tsm: Any) -> None:
     assert found(tsm, dated_vault, "git", "--type", "pdf") == {"research/git-admin-guide.pdf"}
     assert found(tsm, dated_vault, "git", "--type", "text", "--type", "pdf") == {
-        "research/git-admin-guide.pdf", "notes/reading-list.txt"}
+        "research/git-admin-guide.pdf",
+        "notes/reading-list.txt",
+    }
 
 
 def test_status_penalty_and_tag_entity_in_breakdown(dated_vault: Path, tsm: Any) -> None:
-    result = tsm("search", "SQLite storage decision", "-f", "json",
-                 env={"TSM_INDEX_ROOT": str(dated_vault)})
-    hit = next(h for h in result.json()["results"]
-               if h["source"]["path"] == "decisions/0001-use-sqlite.md")
+    result = tsm(
+        "search", "SQLite storage decision", "-f", "json", env={"TSM_INDEX_ROOT": str(dated_vault)}
+    )
+    hit = next(
+        h for h in result.json()["results"] if h["source"]["path"] == "decisions/0001-use-sqlite.md"
+    )
     assert hit["score_breakdown"]["status"] == 0.5 and hit["source"]["status"] == "superseded"
-    tagged = tsm("search", "lora", "--fts-only", "-f", "json",
-                 env={"TSM_INDEX_ROOT": str(dated_vault)}).json()["results"][0]
+    tagged = tsm(
+        "search", "lora", "--fts-only", "-f", "json", env={"TSM_INDEX_ROOT": str(dated_vault)}
+    ).json()["results"][0]
     assert tagged["source"]["path"] == "research/lora-modules.md"
     assert tagged["score_breakdown"]["entity"] > 0
 
@@ -126,8 +162,14 @@ def test_status_penalty_and_tag_entity_in_breakdown(dated_vault: Path, tsm: Any)
 def test_synonyms_expand_but_never_outrank_exact_hits(dated_vault: Path, tsm: Any) -> None:
     (dated_vault / ".tsm" / "synonyms.csv").write_text("# comment\nhunting,狩猟\n")
     try:
-        result = tsm("search", "hunting", "--fts-only", "-f", "json",
-                     env={"TSM_INDEX_ROOT": str(dated_vault)})
+        result = tsm(
+            "search",
+            "hunting",
+            "--fts-only",
+            "-f",
+            "json",
+            env={"TSM_INDEX_ROOT": str(dated_vault)},
+        )
         ranked = [h["source"]["path"] for h in result.json()["results"]]
         assert ranked[0] == "research/vhf-tracker.md"  # says "Hunting dogs": the exact hit
         assert "daily/2026-03-15.md" in ranked  # 狩猟 only: found through the synonym
@@ -136,8 +178,15 @@ def test_synonyms_expand_but_never_outrank_exact_hits(dated_vault: Path, tsm: An
 
 
 def test_related_documents_from_links(dated_vault: Path, tsm: Any) -> None:
-    result = tsm("search", "LoRa モジュール 比較", "-k", "1", "-f", "json",
-                 env={"TSM_INDEX_ROOT": str(dated_vault)})
+    result = tsm(
+        "search",
+        "LoRa モジュール 比較",
+        "-k",
+        "1",
+        "-f",
+        "json",
+        env={"TSM_INDEX_ROOT": str(dated_vault)},
+    )
     hit = result.json()["results"][0]
     assert hit["source"]["path"] == "research/lora-modules.md"
     related = {r["path"]: r for r in hit["related"]}

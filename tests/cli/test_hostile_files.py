@@ -49,8 +49,7 @@ def outside(tmp_path: Path) -> Path:
     return folder
 
 
-def test_symlinked_file_out_of_the_root_is_skipped(vault: Path, tsm: Any,
-                                                    outside: Path) -> None:
+def test_symlinked_file_out_of_the_root_is_skipped(vault: Path, tsm: Any, outside: Path) -> None:
     links = vault / "links"
     links.mkdir()
     (links / "secret.md").symlink_to(outside / "secret.md")
@@ -72,8 +71,7 @@ def test_symlinked_file_out_of_the_root_is_skipped(vault: Path, tsm: Any,
     assert found(tsm, SECRET) == []
 
 
-def test_symlinked_folder_out_of_the_root_is_skipped(vault: Path, tsm: Any,
-                                                      outside: Path) -> None:
+def test_symlinked_folder_out_of_the_root_is_skipped(vault: Path, tsm: Any, outside: Path) -> None:
     (vault / "elsewhere").symlink_to(outside, target_is_directory=True)
     index(tsm)  # the walk does not follow linked folders
     assert not any(p.startswith("elsewhere/") for p in listed(tsm))
@@ -83,8 +81,9 @@ def test_symlinked_folder_out_of_the_root_is_skipped(vault: Path, tsm: Any,
     assert found(tsm, SECRET) == []
 
 
-def test_indexed_file_replaced_by_a_link_out_is_removed(vault: Path, tsm: Any,
-                                                         outside: Path) -> None:
+def test_indexed_file_replaced_by_a_link_out_is_removed(
+    vault: Path, tsm: Any, outside: Path
+) -> None:
     index(tsm)
     note = vault / "notes" / "shell-setup.md"
     assert "notes/shell-setup.md" in listed(tsm)
@@ -162,18 +161,22 @@ def test_undecodable_file_name_does_not_abort_the_run(vault: Path, tsm: Any) -> 
     assert list(reasons(data)) == ["notes/x-\\xff\\xfe.md"]
     # bytes on stdin, decoded strictly as UTF-8 would have raised
     proc = subprocess.run(
-        [sys.executable, "-m", "tsm", "index", "-f", "json", "--no-embed",
-         "--files-from-stdin"], input=b"notes/" + UNDECODABLE + b"\nnotes/zz-later.md\n",
-        capture_output=True, cwd=vault, timeout=60,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})
+        [sys.executable, "-m", "tsm", "index", "-f", "json", "--no-embed", "--files-from-stdin"],
+        input=b"notes/" + UNDECODABLE + b"\nnotes/zz-later.md\n",
+        capture_output=True,
+        cwd=vault,
+        timeout=60,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert list(reasons(json.loads(proc.stdout))) == ["notes/x-\\xff\\xfe.md"]
     get = tsm("get", name, "-f", "json", cwd=vault)
     assert get.code == 1 and get.error()["kind"] == "user_error"
 
 
-def test_undecodable_transcript_name_does_not_abort_the_run(vault: Path, tsm: Any,
-                                                            tmp_path: Path) -> None:
+def test_undecodable_transcript_name_does_not_abort_the_run(
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     sample = FIXTURES / "sessions" / "sample-session.jsonl"
@@ -189,8 +192,7 @@ def test_undecodable_transcript_name_does_not_abort_the_run(vault: Path, tsm: An
     assert any(p.endswith("sessions/good.jsonl") for p in listed(tsm))
     result = tsm("ingest-session", "-f", "json", os.fsdecode(odd))
     assert result.code == 0, result.err
-    assert reasons(result.json()) == {shown: "file name is not valid UTF-8; rename it to "
-                                             "index it"}
+    assert reasons(result.json()) == {shown: "file name is not valid UTF-8; rename it to index it"}
 
 
 def test_costly_or_huge_tsmignore_is_bounded(vault: Path, tsm: Any) -> None:

@@ -65,8 +65,9 @@ def test_bad_files_are_skipped_with_a_warning(vault: Path, tsm: Any) -> None:
     (vault / "empty.md").write_text("  \n")
     (vault / "huge.txt").write_bytes(b"a" * (10 * 1024 * 1024 + 1))
     (vault / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
-    (vault / "broken-frontmatter.md").write_text("---\ntitle: [unclosed\n---\n# Body\n\ntext "
-                                                 "about frontmatter recovery\n")
+    (vault / "broken-frontmatter.md").write_text(
+        "---\ntitle: [unclosed\n---\n# Body\n\ntext about frontmatter recovery\n"
+    )
     data = index(tsm, "--no-embed")
     reasons = {s["path"]: s["reason"] for s in data["skipped"]}
     assert reasons["binary.md"] == "binary file"
@@ -97,8 +98,14 @@ def test_tsmignore(vault: Path, tsm: Any) -> None:
 def test_index_single_file_and_stdin(vault: Path, tsm: Any) -> None:
     data = index(tsm, "--no-embed", str(vault / "notes" / "git-install.md"))
     assert data["indexed"] == 1
-    result = tsm("index", "-f", "json", "--no-embed", "--files-from-stdin",
-                 input=str(vault / "notes" / "shell-setup.md") + "\n")
+    result = tsm(
+        "index",
+        "-f",
+        "json",
+        "--no-embed",
+        "--files-from-stdin",
+        input=str(vault / "notes" / "shell-setup.md") + "\n",
+    )
     assert result.code == 0 and result.json()["indexed"] == 1
     missing = tsm("index", "-f", "json", str(vault / "nope.md"))
     assert missing.code == 1 and missing.error()["kind"] == "user_error"

@@ -21,9 +21,11 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sampl
 def counts(db: Path) -> tuple[str, int, int]:
     conn = sqlite3.connect(db)
     try:
-        return (conn.execute("PRAGMA quick_check").fetchone()[0],
-                conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0],
-                conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        return (
+            conn.execute("PRAGMA quick_check").fetchone()[0],
+            conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0],
+            conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
+        )
     finally:
         conn.close()
 
@@ -34,16 +36,26 @@ def sessions(tsm: Any) -> list[str]:
     return sorted(d["path"] for d in result.json())
 
 
-def test_rebuild_keeps_transcripts_outside_the_root(indexed: Path, tsm: Any,
-                                                    tmp_path: Path) -> None:
+def test_rebuild_keeps_transcripts_outside_the_root(
+    indexed: Path, tsm: Any, tmp_path: Path
+) -> None:
     elsewhere = tmp_path / "claude" / "project"
     elsewhere.mkdir(parents=True)
     kept, gone = elsewhere / "kept.jsonl", elsewhere / "gone.jsonl"
     shutil.copy(FIXTURE, kept)
-    gone.write_text(FIXTURE.read_text() + json.dumps(
-        {"type": "user", "uuid": "z1", "timestamp": "2026-03-11T09:00:00.000Z",
-         "message": {"role": "user", "content": "Where did I note the zebrafish feeder?"}})
-        + "\n", encoding="utf-8")
+    gone.write_text(
+        FIXTURE.read_text()
+        + json.dumps(
+            {
+                "type": "user",
+                "uuid": "z1",
+                "timestamp": "2026-03-11T09:00:00.000Z",
+                "message": {"role": "user", "content": "Where did I note the zebrafish feeder?"},
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     for path in (kept, gone):
         assert tsm("ingest-session", str(path), "-f", "json").code == 0
     before = sessions(tsm)
@@ -61,8 +73,10 @@ def test_rebuild_keeps_transcripts_outside_the_root(indexed: Path, tsm: Any,
     hit = tsm("search", "zebrafish feeder", "--fts-only", "-f", "json").json()["results"]
     assert hit and hit[0]["source"]["path"].endswith("gone.jsonl")
     backup = Path(data["backup"])
-    assert backup.parent == indexed / ".tsm" and counts(backup)[1] == counts(
-        indexed / ".tsm" / "tsm.db")[1]
+    assert (
+        backup.parent == indexed / ".tsm"
+        and counts(backup)[1] == counts(indexed / ".tsm" / "tsm.db")[1]
+    )
 
     human = tsm("rebuild", "--apply", "-f", "human")
     assert human.code == 0, human.err
@@ -73,12 +87,18 @@ def test_rebuild_keeps_transcripts_outside_the_root(indexed: Path, tsm: Any,
 def run_with_file_size_limit(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
     """The real CLI with RLIMIT_FSIZE: no file it writes may grow past `limit` bytes, as on a
     disk with only that much room left (Python ignores SIGXFSZ, so writes fail with EFBIG)."""
+
     def limit_files() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "tsm", *args], capture_output=True,
-                          text=True, env=dict(os.environ), preexec_fn=limit_files,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tsm", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        preexec_fn=limit_files,
+        timeout=300,
+    )
 
 
 def test_rebuild_without_room_keeps_the_old_index(indexed: Path, tsm: Any) -> None:
@@ -103,8 +123,9 @@ def test_rebuild_without_room_keeps_the_old_index(indexed: Path, tsm: Any) -> No
         assert not list(db.parent.glob("tsm.db.rebuild*"))  # the half-built file is gone
         assert not list(db.parent.glob("tsm.db.bak-*"))
     search = tsm("search", "install git", "-f", "json")
-    assert search.code == 0 and search.json()["results"][0]["source"]["path"] == \
-        "notes/git-install.md"
+    assert (
+        search.code == 0 and search.json()["results"][0]["source"]["path"] == "notes/git-install.md"
+    )
     assert tsm("rebuild", "--apply", "-f", "json").code == 0  # with room, it works
 
 
@@ -142,8 +163,13 @@ def test_an_interrupted_rebuild_keeps_the_old_index(vault: Path, tsm: Any) -> No
     assert tsm("index", "-f", "json", env=env).code == 0
     db = vault / ".tsm" / "tsm.db"
     before = counts(db)
-    proc = subprocess.Popen([sys.executable, "-m", "tsm", "rebuild", "--apply", "-f", "json"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tsm", "rebuild", "--apply", "-f", "json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     building = db.with_name("tsm.db.rebuild")
     while not building.exists() and proc.poll() is None:
         pass  # the new index is being built: stop it now

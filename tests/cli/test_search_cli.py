@@ -8,13 +8,29 @@ from typing import Any
 
 import pytest
 
-SOURCE_FIELDS = {"document_id": int, "title": str, "path": str, "type": str,
-                 "chunk_index": int, "total_chunks": int, "tags": list, "category": str}
+SOURCE_FIELDS = {
+    "document_id": int,
+    "title": str,
+    "path": str,
+    "type": str,
+    "chunk_index": int,
+    "total_chunks": int,
+    "tags": list,
+    "category": str,
+}
 
 
 def check_contract(data: dict, mode: str) -> None:
-    assert set(data) >= {"query", "results", "total_matches", "returned", "mode", "took_ms",
-                         "filters", "warnings"}
+    assert set(data) >= {
+        "query",
+        "results",
+        "total_matches",
+        "returned",
+        "mode",
+        "took_ms",
+        "filters",
+        "warnings",
+    }
     assert data["mode"] == mode
     assert data["returned"] == len(data["results"])
     assert data["total_matches"] >= data["returned"]
@@ -58,8 +74,9 @@ def test_kb_search_install_git_json(indexed_read_only: Path, tsm: Any) -> None:
     git = next(h for h in data["results"] if h["source"]["path"] == "notes/git-install.md")
     assert git["source"]["tags"] == ["git", "setup"] and git["source"]["status"] == "current"
     assert git["source"]["category"] == "notes"
-    assert any(r["path"] == "notes/shell-setup.md" for r in git["related"]) or \
-        "notes/shell-setup.md" in paths(data)
+    assert any(
+        r["path"] == "notes/shell-setup.md" for r in git["related"]
+    ) or "notes/shell-setup.md" in paths(data)
 
 
 @pytest.mark.parametrize("mode_flag,mode", [("--fts-only", "fts"), ("--vec-only", "vector")])
@@ -82,8 +99,21 @@ def test_cross_lingual_query_finds_japanese_note(indexed_read_only: Path, tsm: A
     assert "daily/2026-03-15.md" in paths(result.json())
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "git*", "-git", "git AND", "(git", "NEAR(",
-                                   "title:git", "OR", "NOT git", "^git"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced',
+        "git*",
+        "-git",
+        "git AND",
+        "(git",
+        "NEAR(",
+        "title:git",
+        "OR",
+        "NOT git",
+        "^git",
+    ],
+)
 def test_fts_syntax_is_plain_text(indexed_read_only: Path, tsm: Any, query: str) -> None:
     result = tsm("search", f"--query={query}", "--fts-only", "-f", "json")
     assert result.code == 0, result.err
@@ -91,8 +121,9 @@ def test_fts_syntax_is_plain_text(indexed_read_only: Path, tsm: Any, query: str)
     assert result.json()["query"] == query
 
 
-def test_punctuation_only_query_returns_nothing_with_warning(indexed_read_only: Path,
-                                                             tsm: Any) -> None:
+def test_punctuation_only_query_returns_nothing_with_warning(
+    indexed_read_only: Path, tsm: Any
+) -> None:
     result = tsm("search", "?!…。", "--fts-only", "-f", "json")
     assert result.code == 0, result.err
     data = result.json()
@@ -100,20 +131,29 @@ def test_punctuation_only_query_returns_nothing_with_warning(indexed_read_only: 
 
 
 @pytest.mark.parametrize("args", [("search", ""), ("search",), ("search", "   ")])
-def test_empty_query_is_a_user_error(indexed_read_only: Path, tsm: Any,
-                                     args: tuple[str, ...]) -> None:
+def test_empty_query_is_a_user_error(
+    indexed_read_only: Path, tsm: Any, args: tuple[str, ...]
+) -> None:
     result = tsm(*args, "-f", "json")
     assert result.code == 1
     assert result.error()["kind"] == "user_error"
     assert "Traceback" not in result.err
 
 
-@pytest.mark.parametrize("args", [
-    ("search", "git", "-k", "zero"), ("search", "git", "--bogus"), ("frobnicate",),
-    ("search", "git", "--after", "2025-13-01"), ("search", "git", "--recent", "3x"),
-    ("search", "git", "--path", "/etc"), ("search", "git", "--type", "docx"),
-    ("search", "git", "--fts-only", "--vec-only"), ("search", "git", "-k", "0"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "git", "-k", "zero"),
+        ("search", "git", "--bogus"),
+        ("frobnicate",),
+        ("search", "git", "--after", "2025-13-01"),
+        ("search", "git", "--recent", "3x"),
+        ("search", "git", "--path", "/etc"),
+        ("search", "git", "--type", "docx"),
+        ("search", "git", "--fts-only", "--vec-only"),
+        ("search", "git", "-k", "0"),
+    ],
+)
 def test_bad_flags_exit_1(indexed_read_only: Path, tsm: Any, args: tuple[str, ...]) -> None:
     result = tsm(*args, "-f", "json")
     assert result.code == 1, (result.out, result.err)
@@ -165,8 +205,10 @@ def test_query_flag_and_top_k(indexed_read_only: Path, tsm: Any) -> None:
 def test_include_content(indexed_read_only: Path, tsm: Any) -> None:
     data = tsm("search", "install git", "--include-content", "1").json()
     assert "content" in data["results"][0] and "content" not in data["results"][1]
-    assert "sudo apt-get install git" in data["results"][0]["content"] or \
-        data["results"][0]["source"]["type"] == "pdf"
+    assert (
+        "sudo apt-get install git" in data["results"][0]["content"]
+        or data["results"][0]["source"]["type"] == "pdf"
+    )
 
 
 def test_vanished_file_is_dropped(indexed: Path, tsm: Any) -> None:

@@ -31,8 +31,12 @@ def test_ingest_skips_noise_and_dates_turns(vault: Path, tsm: Any, tmp_path: Pat
     assert hit["section"].startswith("Q: 狩猟免許の更新手続き")
     assert hit["text"].startswith("Q: ") and "\n\nA: 更新には" in hit["text"]
     assert hit["source"]["created"] == "2026-03-10" and hit["source"]["updated"] == "2026-03-12"
-    texts = " ".join(h["text"] for h in tsm("search", "subagent clear caveat firmware",
-                                           "--type", "session", "-k", "10").json()["results"])
+    texts = " ".join(
+        h["text"]
+        for h in tsm(
+            "search", "subagent clear caveat firmware", "--type", "session", "-k", "10"
+        ).json()["results"]
+    )
     assert "Subagent:" not in texts and "<command-name>" not in texts and "Caveat" not in texts
 
 
@@ -40,12 +44,25 @@ def test_grown_transcript_embeds_only_new_turns(vault: Path, tsm: Any, tmp_path:
     transcript = tmp_path / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
     ingest(tsm, transcript)
-    turn = {"type": "user", "uuid": "u9", "timestamp": "2026-03-13T08:00:00.000Z",
-            "isSidechain": False, "message": {"role": "user",
-                                              "content": "What antenna length suits 429 MHz?"}}
-    answer = {"type": "assistant", "uuid": "a9", "timestamp": "2026-03-13T08:00:03.000Z",
-              "isSidechain": False, "message": {"role": "assistant", "content": [
-                  {"type": "text", "text": "A quarter-wave whip at 429 MHz is about 17.5 cm."}]}}
+    turn = {
+        "type": "user",
+        "uuid": "u9",
+        "timestamp": "2026-03-13T08:00:00.000Z",
+        "isSidechain": False,
+        "message": {"role": "user", "content": "What antenna length suits 429 MHz?"},
+    }
+    answer = {
+        "type": "assistant",
+        "uuid": "a9",
+        "timestamp": "2026-03-13T08:00:03.000Z",
+        "isSidechain": False,
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "A quarter-wave whip at 429 MHz is about 17.5 cm."}
+            ],
+        },
+    }
     with transcript.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(turn) + "\n" + json.dumps(answer) + "\n")
     grown = ingest(tsm, transcript)
@@ -81,28 +98,52 @@ NO_VECTORS = {"TSM_EMBEDDER": "none"}  # what is tested here is the keyword inde
 
 
 def record(kind: str, uuid: str, content: Any, stamp: str = "2026-03-13T08:00:00.000Z") -> str:
-    return json.dumps({"type": kind, "uuid": uuid, "timestamp": stamp, "isSidechain": False,
-                       "message": {"role": kind, "content": content}}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": uuid,
+            "timestamp": stamp,
+            "isSidechain": False,
+            "message": {"role": kind, "content": content},
+        },
+        ensure_ascii=False,
+    )
 
 
 def sessions(tsm: Any) -> list[dict]:
-    return [d for d in tsm("list", "-f", "json", env=NO_VECTORS).json()
-            if d["type"] == "session"]
+    return [d for d in tsm("list", "-f", "json", env=NO_VECTORS).json() if d["type"] == "session"]
 
 
 def test_secrets_in_a_transcript_are_not_stored(vault: Path, tsm: Any, tmp_path: Path) -> None:
     key = "sk-ant-" + "api03-" + "Qw7" * 30
     transcript = tmp_path / "secret.jsonl"
-    transcript.write_text("\n".join([
-        record("user", "u1", f"Why is the deploy key {key} rejected by the gateway?"),
-        record("assistant", "a1", [{"type": "text", "text": (
-            "Try again with DB_PASSWORD=Tr0ub4dor and postgres://app:Tr0ub4dor@db:5432/x.")}]),
-    ]) + "\n", encoding="utf-8")
+    transcript.write_text(
+        "\n".join(
+            [
+                record("user", "u1", f"Why is the deploy key {key} rejected by the gateway?"),
+                record(
+                    "assistant",
+                    "a1",
+                    [
+                        {
+                            "type": "text",
+                            "text": (
+                                "Try again with DB_PASSWORD=Tr0ub4dor and postgres://app:Tr0ub4dor@db:5432/x."
+                            ),
+                        }
+                    ],
+                ),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     result = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS)
     assert result.code == 0 and result.json()["indexed"] == 1, result.err
     for query in (key, "Tr0ub4dor", "deploy key rejected by the gateway"):
-        hits = json.dumps(tsm("search", query, "--fts-only", "-f", "json",
-                              env=NO_VECTORS).json()["results"])
+        hits = json.dumps(
+            tsm("search", query, "--fts-only", "-f", "json", env=NO_VECTORS).json()["results"]
+        )
         assert key not in hits and "Tr0ub4dor" not in hits, query
         assert not query.startswith("deploy") or "[redacted:anthropic-key]" in hits, query
     text = tsm("get", sessions(tsm)[0]["path"], "-f", "json", env=NO_VECTORS).out
@@ -110,8 +151,9 @@ def test_secrets_in_a_transcript_are_not_stored(vault: Path, tsm: Any, tmp_path:
     assert "[redacted:anthropic-key]" in text and "[redacted:url-credentials]" in text
 
 
-def test_bad_lines_are_skipped_and_counted_never_the_session(vault: Path, tsm: Any,
-                                                            tmp_path: Path) -> None:
+def test_bad_lines_are_skipped_and_counted_never_the_session(
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
     transcript = tmp_path / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
     first = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()
@@ -131,17 +173,27 @@ def test_bad_lines_are_skipped_and_counted_never_the_session(vault: Path, tsm: A
     assert grown["malformed_lines"] == 3  # the fixture's own, the cut line, content 42
     listed = sessions(tsm)
     assert len(listed) == 1 and listed[0]["chunk_count"] == 5
-    hits = tsm("search", "perfectly good prompt", "--type", "session", "--fts-only", "-f",
-               "json", env=NO_VECTORS).json()["results"]
+    hits = tsm(
+        "search",
+        "perfectly good prompt",
+        "--type",
+        "session",
+        "--fts-only",
+        "-f",
+        "json",
+        env=NO_VECTORS,
+    ).json()["results"]
     assert hits and hits[0]["section"] == "Q: And a perfectly good prompt after all that"
 
 
 def test_an_unreadable_or_garbled_transcript_keeps_its_indexed_version(
-        vault: Path, tsm: Any, tmp_path: Path) -> None:
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
     transcript = tmp_path / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
-    assert tsm("ingest-session", str(transcript), "-f", "json",
-               env=NO_VECTORS).json()["indexed"] == 1
+    assert (
+        tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()["indexed"] == 1
+    )
     before = sessions(tsm)
     for garbage in (b"", b"\xff\xfe\x00 binary junk \x00\n", b"not json at all\n"):
         transcript.write_bytes(garbage)
@@ -155,15 +207,18 @@ def test_an_unreadable_or_garbled_transcript_keeps_its_indexed_version(
 
 
 def test_a_transcript_over_the_cap_is_skipped_and_keeps_its_indexed_version(
-        vault: Path, tsm: Any, tmp_path: Path) -> None:
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
     transcript = tmp_path / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
-    assert tsm("ingest-session", str(transcript), "-f", "json",
-               env=NO_VECTORS).json()["indexed"] == 1
+    assert (
+        tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()["indexed"] == 1
+    )
     before = sessions(tsm)
     with transcript.open("r+b") as fh:  # sparse: 1.1 GB of size, no disk
         fh.truncate(1100 * 1024 * 1024)
     report = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()
     assert report["skipped"][0]["reason"] == (
-        "larger than 1024 MB (1153433600 bytes); the indexed version is kept")
+        "larger than 1024 MB (1153433600 bytes); the indexed version is kept"
+    )
     assert report["removed"] == 0 and sessions(tsm) == before

@@ -47,8 +47,9 @@ def test_the_state_of_an_older_tsm_is_tightened(vault: Path, tsm: Tsm) -> None:
     assert not wal.exists() or mode(wal) == 0o600
 
 
-def test_init_writes_state_files_0600_and_leaves_the_root_files_alone(vault: Path,
-                                                                       tsm: Tsm) -> None:
+def test_init_writes_state_files_0600_and_leaves_the_root_files_alone(
+    vault: Path, tsm: Tsm
+) -> None:
     result = tsm("init", "-f", "json", env=NO_MODEL)
     assert result.code == 0, result.err
     assert mode(vault / ".tsm") == 0o700
@@ -89,8 +90,9 @@ def test_a_symlinked_state_dir_is_refused(vault: Path, tsm: Tsm, victim: Path) -
 
 @pytest.mark.parametrize("name", ["tsm.db", "tsm.db-wal", "tsm.db-shm", "tsm.db-journal"])
 @pytest.mark.parametrize("dangling", [False, True])
-def test_a_symlinked_db_file_is_refused(vault: Path, tsm: Tsm, victim: Path, name: str,
-                                        dangling: bool) -> None:
+def test_a_symlinked_db_file_is_refused(
+    vault: Path, tsm: Tsm, victim: Path, name: str, dangling: bool
+) -> None:
     if name != "tsm.db":
         assert index(tsm).code == 0
     state = vault / ".tsm"
@@ -115,8 +117,9 @@ def test_a_state_dir_of_another_user_is_refused(vault: Path, tsm: Tsm) -> None:
     assert result.code == 2 and "uid 65534" in result.error()["error"]
 
 
-def test_a_shared_sticky_folder_is_refused_not_closed(vault: Path, tsm: Tsm,
-                                                     tmp_path: Path) -> None:
+def test_a_shared_sticky_folder_is_refused_not_closed(
+    vault: Path, tsm: Tsm, tmp_path: Path
+) -> None:
     """TSM_STATE_DIR=/tmp must not chmod /tmp to 0700, even for root who owns it."""
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -135,8 +138,9 @@ def test_the_rebuild_backup_is_private(vault: Path, tsm: Tsm) -> None:
     assert backup.parent == vault / ".tsm" and mode(backup) == 0o600
 
 
-def test_a_link_planted_under_the_backup_name_is_refused(vault: Path, tsm: Tsm,
-                                                         victim: Path) -> None:
+def test_a_link_planted_under_the_backup_name_is_refused(
+    vault: Path, tsm: Tsm, victim: Path
+) -> None:
     assert index(tsm).code == 0
     now = dt.datetime.now()
     for seconds in range(0, 30):  # the backup is named by the second it starts
@@ -152,8 +156,9 @@ def test_a_link_planted_under_the_backup_name_is_refused(vault: Path, tsm: Tsm,
     assert victim.read_text() == "untouched\n"
 
 
-def test_the_mcp_server_never_logs_through_a_planted_link(vault: Path, tsm: Tsm,
-                                                          victim: Path) -> None:
+def test_the_mcp_server_never_logs_through_a_planted_link(
+    vault: Path, tsm: Tsm, victim: Path
+) -> None:
     assert index(tsm).code == 0
     (vault / ".tsm" / "logs").mkdir()
     (vault / ".tsm" / "logs" / "mcp.log").symlink_to(victim)
@@ -163,12 +168,15 @@ def test_the_mcp_server_never_logs_through_a_planted_link(vault: Path, tsm: Tsm,
     assert mode(vault / ".tsm" / "logs") == 0o700
 
 
-USER_DICT_ROW = ("宇宙記憶帳,4786,4786,5000,宇宙記憶帳,名詞,固有名詞,一般,*,*,*,"
-                 "ウチュウキオクチョウ,宇宙記憶帳,*,A,*,*,*,*\n")
+USER_DICT_ROW = (
+    "宇宙記憶帳,4786,4786,5000,宇宙記憶帳,名詞,固有名詞,一般,*,*,*,"
+    "ウチュウキオクチョウ,宇宙記憶帳,*,A,*,*,*,*\n"
+)
 
 
 def test_the_compiled_user_dictionary_is_private_and_never_built_through_a_link(
-        vault: Path, tsm: Tsm, victim: Path) -> None:
+    vault: Path, tsm: Tsm, victim: Path
+) -> None:
     state = vault / ".tsm"
     state.mkdir()
     (state / "user_dict.csv").write_text(USER_DICT_ROW, encoding="utf-8")
@@ -178,8 +186,9 @@ def test_the_compiled_user_dictionary_is_private_and_never_built_through_a_link(
     assert victim.read_text() == "untouched\n"
 
 
-def test_index_takes_file_names_that_look_like_options_after_dashdash(vault: Path,
-                                                                      tsm: Tsm) -> None:
+def test_index_takes_file_names_that_look_like_options_after_dashdash(
+    vault: Path, tsm: Tsm
+) -> None:
     for name in ("-h.md", "--apply.md"):
         (vault / name).write_text(f"# {name}\n\nA note about xylophone tuning.\n")
     result = tsm("index", "-f", "json", "--", "-h.md", "--apply.md", cwd=vault, env=NO_MODEL)

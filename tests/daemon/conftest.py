@@ -39,8 +39,9 @@ def daemon(harness: Harness) -> Harness:
 
 
 @pytest.fixture(scope="module")
-def shared_daemon(indexed_template: Path,
-                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
+def shared_daemon(
+    indexed_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Harness]:
     h = Harness(indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")))
     h.start()
     yield h
@@ -48,8 +49,9 @@ def shared_daemon(indexed_template: Path,
 
 
 @pytest.fixture(scope="module")
-def in_process(indexed_template: Path,
-               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
+def in_process(
+    indexed_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Harness]:
     h = Harness(indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")))
     yield h
     h.close()

@@ -38,8 +38,7 @@ class Run:
         return dict(json.loads(lines[0]))
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str,
-             interval: float = 0.1) -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
     """Poll until `predicate()` is truthy; fail with `what` at the deadline."""
     deadline = time.monotonic() + timeout
     while True:
@@ -54,8 +53,9 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str,
 class Harness:
     """One vault (copied), its state dir, and at most one daemon process."""
 
-    def __init__(self, template: Path | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, template: Path | None = None, environ: Mapping[str, str] | None = None
+    ) -> None:
         """A copy of `template` (default: the sample vault); processes get `environ`
         (default: os.environ, which the autouse `isolated_env` fixture has cleaned)."""
         self.dir = Path(tempfile.mkdtemp(prefix="tsmd", dir="/tmp"))
@@ -66,30 +66,54 @@ class Harness:
             shutil.copytree(template, self.root)
         self.state = self.root / ".tsm"
         self.socket = self.state / "tsmd.sock"
-        self.env = {**(os.environ if environ is None else environ),
-                    "TSM_INDEX_ROOT": str(self.root), "TSM_AUTOSTART": "0"}
+        self.env = {
+            **(os.environ if environ is None else environ),
+            "TSM_INDEX_ROOT": str(self.root),
+            "TSM_AUTOSTART": "0",
+        }
         self.env.pop("TSM_STATE_DIR", None)
         self.env.pop("TSM_DB_PATH", None)
         self.proc: subprocess.Popen[bytes] | None = None
 
     # -- processes ------------------------------------------------------------------------
-    def cli(self, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
-            input: str | None = None) -> Run:
-        proc = subprocess.run([sys.executable, "-m", "tsm", *args], capture_output=True,
-                              text=True, cwd=self.root, env={**self.env, **(env or {})},
-                              timeout=timeout, input=input)
+    def cli(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 300,
+        input: str | None = None,
+    ) -> Run:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tsm", *args],
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+            env={**self.env, **(env or {})},
+            timeout=timeout,
+            input=input,
+        )
         return Run(proc)
 
     def popen_cli(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-m", "tsm", *args], cwd=self.root,
-                                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "tsm", *args],
+            cwd=self.root,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def start(self, *extra: str, timeout: float = 60) -> None:
         log = open(self.dir / "daemon.out", "ab")  # noqa: SIM115 - lives as long as the daemon
-        self.proc = subprocess.Popen([sys.executable, "-m", "tsm", "daemon", *extra],
-                                     cwd=self.root, env=self.env, stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=log)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tsm", "daemon", *extra],
+            cwd=self.root,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
         log.close()
         wait_for(self.answers, timeout, "the daemon to answer")
 

@@ -16,7 +16,8 @@ def make_notes(h: Harness, folder: str, count: int) -> None:
     target.mkdir()
     for i in range(count):
         (target / f"{folder}{i:03d}.md").write_text(
-            f"# {folder} note {i}\n\nkeyword{folder} {i}\n", encoding="utf-8")
+            f"# {folder} note {i}\n\nkeyword{folder} {i}\n", encoding="utf-8"
+        )
 
 
 def listed(h: Harness) -> set[str]:
@@ -26,8 +27,14 @@ def listed(h: Harness) -> set[str]:
 def test_50_concurrent_searches_all_succeed(daemon: Harness) -> None:
     daemon.cli("search", "warm up", "-f", "json")
     with concurrent.futures.ThreadPoolExecutor(50) as pool:
-        runs = list(pool.map(lambda i: daemon.cli("search", QUERIES[i % len(QUERIES)],
-                                                  "-f", "json", timeout=120), range(50)))
+        runs = list(
+            pool.map(
+                lambda i: daemon.cli(
+                    "search", QUERIES[i % len(QUERIES)], "-f", "json", timeout=120
+                ),
+                range(50),
+            )
+        )
     for run in runs:
         assert run.code == 0, run.err
         data = run.json()
@@ -41,8 +48,10 @@ def test_two_clis_indexing_at_once(harness: Harness, with_daemon: bool) -> None:
         harness.start("--no-watch")  # the two CLIs, not the watcher, must do the work
     make_notes(harness, "left", 60)
     make_notes(harness, "right", 60)
-    procs = [harness.popen_cli("index", folder, "--no-embed", "-f", "json")
-             for folder in ("left", "right")]
+    procs = [
+        harness.popen_cli("index", folder, "--no-embed", "-f", "json")
+        for folder in ("left", "right")
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
@@ -69,8 +78,12 @@ def raw_search(h: Harness, text: str) -> dict:
     from tsm.daemon.codec import settings_fingerprint
 
     settings = load(environ=h.env)
-    message = {"v": 1, "op": "search", "args": {"flags": {"text": text, "top_k": 5}},
-               "config": settings_fingerprint(settings)}
+    message = {
+        "v": 1,
+        "op": "search",
+        "args": {"flags": {"text": text, "top_k": 5}},
+        "config": settings_fingerprint(settings),
+    }
     with h.connect() as sock:
         sock.settimeout(120)
         body = json.dumps(message).encode()
@@ -82,10 +95,17 @@ def raw_search(h: Harness, text: str) -> dict:
 def test_a_storm_of_200_concurrent_clients(daemon: Harness) -> None:
     daemon.cli("search", "warm up", "-f", "json")
     with concurrent.futures.ThreadPoolExecutor(200) as pool:
-        replies = list(pool.map(lambda i: raw_search(daemon, QUERIES[i % len(QUERIES)]),
-                                range(200)))
-        clis = list(pool.map(lambda i: daemon.cli("search", QUERIES[i % len(QUERIES)], "-f",
-                                                  "json", timeout=300), range(40)))
+        replies = list(
+            pool.map(lambda i: raw_search(daemon, QUERIES[i % len(QUERIES)]), range(200))
+        )
+        clis = list(
+            pool.map(
+                lambda i: daemon.cli(
+                    "search", QUERIES[i % len(QUERIES)], "-f", "json", timeout=300
+                ),
+                range(40),
+            )
+        )
     assert all(r["ok"] and r["result"]["result"]["results"] for r in replies)
     assert all(run.code == 0 for run in clis), [r.err for r in clis if r.code]
     assert daemon.status()["daemon"]["searches"] >= 241

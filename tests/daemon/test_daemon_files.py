@@ -54,17 +54,33 @@ def test_every_file_of_a_running_daemon_is_private(h: Harness) -> None:
     h.start("--no-watch")
     assert h.cli("search", "-f", "json", "--fts-only", "install git").code == 0
     assert mode(h.state) == 0o700 and mode(h.state / "logs") == 0o700
-    files = {p.name: mode(p) for p in (*h.state.iterdir(), *(h.state / "logs").iterdir())
-             if not p.is_dir()}
-    assert {"tsm.db", "tsm.db-wal", "tsm.db-shm", "tsmd.lock", "tsmd.pid", "tsmd.sock",
-            "tsmd.log"} <= set(files)
+    files = {
+        p.name: mode(p)
+        for p in (*h.state.iterdir(), *(h.state / "logs").iterdir())
+        if not p.is_dir()
+    }
+    assert {
+        "tsm.db",
+        "tsm.db-wal",
+        "tsm.db-shm",
+        "tsmd.lock",
+        "tsmd.pid",
+        "tsmd.sock",
+        "tsmd.log",
+    } <= set(files)
     assert {name: m for name, m in files.items() if m != 0o600} == {}
 
 
 def daemon_run(h: Harness) -> subprocess.CompletedProcess[str]:
     """`tsm daemon` in the foreground; it must refuse and exit, not serve."""
-    return subprocess.run([sys.executable, "-m", "tsm", "daemon", "--no-watch"], cwd=h.root,
-                          env=h.env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "tsm", "daemon", "--no-watch"],
+        cwd=h.root,
+        env=h.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("planted", ["logs/tsmd.log", "tsmd.lock", "logs"])
@@ -146,8 +162,11 @@ FAKE_DAEMON = textwrap.dedent("""\
 def test_a_client_never_talks_to_another_users_daemon(h: Harness) -> None:
     """Another user's process listening on tsmd.sock (a shared state dir): searches run
     in-process, the impostor receives nothing, and status and doctor say why."""
-    fake = subprocess.Popen([sys.executable, "-c", FAKE_DAEMON, str(h.socket), str(NOBODY)],
-                            stdout=subprocess.PIPE, text=True)
+    fake = subprocess.Popen(
+        [sys.executable, "-c", FAKE_DAEMON, str(h.socket), str(NOBODY)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert fake.stdout is not None and fake.stdout.readline() == "listening\n"
         search = h.cli("search", "-f", "json", "--fts-only", "install git", timeout=120)
@@ -187,15 +206,16 @@ def test_the_daemon_refuses_a_client_of_another_user(daemon: Harness) -> None:
             data += s.recv(n - len(data))
         print(json.loads(data)["error"]["kind"])
         """)
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
     assert done.stdout.strip() == "permission_denied", done.stderr
-    wait_for(lambda: "refused a connection from uid" in
-             (daemon.state / "logs" / "tsmd.log").read_text(), 10, "the refusal in the log")
+    wait_for(
+        lambda: "refused a connection from uid" in (daemon.state / "logs" / "tsmd.log").read_text(),
+        10,
+        "the refusal in the log",
+    )
 
 
-def test_socket_is_not_reachable_through_a_planted_socket_link(h: Harness,
-                                                               victim: Path) -> None:
+def test_socket_is_not_reachable_through_a_planted_socket_link(h: Harness, victim: Path) -> None:
     """A socket name that is a symlink is removed as stale and bound afresh."""
     other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     target = victim.parent / "other.sock"

@@ -20,8 +20,9 @@ def served(h: Harness) -> int:
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: " ".join(q))
-def test_daemon_and_in_process_give_the_same_json(in_process: Harness, shared_daemon: Harness,
-                                                  query: tuple[str, ...]) -> None:
+def test_daemon_and_in_process_give_the_same_json(
+    in_process: Harness, shared_daemon: Harness, query: tuple[str, ...]
+) -> None:
     local = in_process.cli("search", *query, "-f", "json")
     assert local.code == 0, local.err
     before = served(shared_daemon)
@@ -31,8 +32,9 @@ def test_daemon_and_in_process_give_the_same_json(in_process: Harness, shared_da
     assert comparable(remote.json()) == comparable(local.json())
 
 
-def test_human_output_is_rendered_from_the_daemon_reply(in_process: Harness,
-                                                        shared_daemon: Harness) -> None:
+def test_human_output_is_rendered_from_the_daemon_reply(
+    in_process: Harness, shared_daemon: Harness
+) -> None:
     local = in_process.cli("search", "install git", "-f", "human")
     before = served(shared_daemon)
     remote = shared_daemon.cli("search", "install git", "-f", "human")
@@ -47,16 +49,21 @@ def test_user_errors_keep_their_exit_code_through_the_daemon(daemon: Harness) ->
     assert result.error()["kind"] == "user_error"
 
 
-@pytest.mark.parametrize("argv", [
-    ("search", "git", "--after", "2020-13", "-f", "json"),
-    ("search", "git", "--after", "2020-13", "-f", "human"),
-    ("search", "-f", "json"),
-    ("search", "git", "-q", "git", "-f", "json"),
-    ("search", "git", "--no-such-flag"),
-    ("search", "git", "--type", "video", "-f", "json"),
-], ids=lambda a: " ".join(a))
-def test_errors_read_the_same_through_the_daemon(in_process: Harness, shared_daemon: Harness,
-                                                 argv: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("search", "git", "--after", "2020-13", "-f", "json"),
+        ("search", "git", "--after", "2020-13", "-f", "human"),
+        ("search", "-f", "json"),
+        ("search", "git", "-q", "git", "-f", "json"),
+        ("search", "git", "--no-such-flag"),
+        ("search", "git", "--type", "video", "-f", "json"),
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_errors_read_the_same_through_the_daemon(
+    in_process: Harness, shared_daemon: Harness, argv: tuple[str, ...]
+) -> None:
     """The daemon runs the CLI's own parser on the forwarded command line: same message,
     same exit code, same stream."""
     local = in_process.cli(*argv)
@@ -70,14 +77,18 @@ def test_errors_read_the_same_through_the_daemon(in_process: Harness, shared_dae
     assert served(shared_daemon) == before  # rejected before any search ran
 
 
-@pytest.mark.parametrize("argv", [
-    ("search", "\udcff\udcfe", "-f", "json"),
-    ("search", "git", "--path", "notes/\udcff", "-f", "json"),
-    ("search", "git", "--tag", "a\udcffb", "-f", "human"),
-], ids=["query", "path", "tag"])
-def test_arguments_that_are_not_utf8_are_user_errors(in_process: Harness,
-                                                     shared_daemon: Harness,
-                                                     argv: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("search", "\udcff\udcfe", "-f", "json"),
+        ("search", "git", "--path", "notes/\udcff", "-f", "json"),
+        ("search", "git", "--tag", "a\udcffb", "-f", "human"),
+    ],
+    ids=["query", "path", "tag"],
+)
+def test_arguments_that_are_not_utf8_are_user_errors(
+    in_process: Harness, shared_daemon: Harness, argv: tuple[str, ...]
+) -> None:
     """Bytes that are not UTF-8 reach Python as lone surrogates (`\\udcff`): with or without
     a daemon they are a one-line user error, never a traceback or a system error."""
     local = in_process.cli(*argv)
@@ -88,8 +99,9 @@ def test_arguments_that_are_not_utf8_are_user_errors(in_process: Harness,
 
 def test_the_clock_of_the_client_is_used(daemon: Harness) -> None:
     """TSM_NOW travels with the command line, so "last month" means the client's month."""
-    result = daemon.cli("search", "notes from last month", "-f", "json",
-                        env={"TSM_NOW": "2026-04-10"})
+    result = daemon.cli(
+        "search", "notes from last month", "-f", "json", env={"TSM_NOW": "2026-04-10"}
+    )
     assert result.code == 0, result.err
     assert result.json()["filters"]["after"] == "2026-03-01"
 

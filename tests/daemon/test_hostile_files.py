@@ -41,8 +41,11 @@ def test_fifo_and_links_out_do_not_wedge_the_writer(daemon: Harness, tmp_path: P
 
     note = notes / "after.md"
     note.write_text("# After\n\nquetzalcoati\n", encoding="utf-8")
-    wait_for(lambda: "notes/after.md" in top_paths(daemon, "quetzalcoati"), DEADLINE,
-             "an edit after the FIFO to be searchable")
+    wait_for(
+        lambda: "notes/after.md" in top_paths(daemon, "quetzalcoati"),
+        DEADLINE,
+        "an edit after the FIFO to be searchable",
+    )
     wait_for(lambda: daemon.status()["queue"]["writer_jobs"] == 0, DEADLINE, "an idle writer")
     assert top_paths(daemon, "zorillapine") == []
     assert not {"notes/pipe.md", "notes/zero.md", "notes/leak.md"} & paths(daemon)

@@ -19,8 +19,12 @@ def test_start_stop_restart_json(harness: Harness) -> None:
     assert first["started"] is True and first["pid"] == harness.pid()
     assert stat.S_IMODE(os.stat(harness.socket).st_mode) == 0o600
     again = harness.cli("start", "-f", "json").json()
-    assert again == {"started": False, "running": True, "pid": first["pid"],
-                     "socket": str(harness.socket)}
+    assert again == {
+        "started": False,
+        "running": True,
+        "pid": first["pid"],
+        "socket": str(harness.socket),
+    }
     restarted = harness.cli("restart", "-f", "json", timeout=120).json()
     assert restarted["previous_pid"] == first["pid"] and restarted["pid"] != first["pid"]
     stopped = harness.cli("stop", "-f", "json", timeout=60).json()
@@ -32,18 +36,21 @@ def test_start_stop_restart_json(harness: Harness) -> None:
 def test_search_auto_starts_one_daemon_even_when_raced(harness: Harness) -> None:
     env = {"TSM_AUTOSTART": "1"}
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        runs = list(pool.map(lambda _: harness.cli("search", "install git", "-f", "json",
-                                                   env=env), range(4)))
+        runs = list(
+            pool.map(
+                lambda _: harness.cli("search", "install git", "-f", "json", env=env), range(4)
+            )
+        )
     for run in runs:
         assert run.code == 0, run.err
         assert run.json()["results"][0]["source"]["path"] == "notes/git-install.md"
     pid = wait_for(harness.pid, 30, "the auto-started daemon's pid file")
     status = harness.status()
     assert status["daemon"]["state"] == "running" and status["daemon"]["pid"] == pid
-    daemons = subprocess.run(["pgrep", "-f", "-x", ".*-m tsm daemon"], capture_output=True,
-                             text=True).stdout.split()
-    ours = [p for p in daemons if f"TSM_INDEX_ROOT={harness.root}" in
-            _environ(int(p))]
+    daemons = subprocess.run(
+        ["pgrep", "-f", "-x", ".*-m tsm daemon"], capture_output=True, text=True
+    ).stdout.split()
+    ours = [p for p in daemons if f"TSM_INDEX_ROOT={harness.root}" in _environ(int(p))]
     assert ours == [str(pid)]
 
 
@@ -65,11 +72,16 @@ def test_status_and_doctor_without_a_daemon_report_stale_files(harness: Harness)
     report = doctor.json()
     by_name = {s["name"]: s["items"] for s in report["sections"]}
     assert set(by_name) >= {"database", "daemon", "embedder", "vectors", "paths"}
-    assert by_name["database"][0] == {"name": "integrity", "status": "ok",
-                                      "message": "PRAGMA quick_check: ok", "fix": None}
+    assert by_name["database"][0] == {
+        "name": "integrity",
+        "status": "ok",
+        "message": "PRAGMA quick_check: ok",
+        "fix": None,
+    }
     assert by_name["daemon"][0]["status"] == "warn" and "tsm start" in by_name["daemon"][0]["fix"]
-    assert report["issue_count"] == sum(1 for items in by_name.values() for i in items
-                                        if i["status"] != "ok")
+    assert report["issue_count"] == sum(
+        1 for items in by_name.values() for i in items if i["status"] != "ok"
+    )
     started = harness.cli("start", "-f", "json", timeout=120)
     assert started.code == 0, started.err
     assert harness.pid() != 999999
@@ -118,8 +130,7 @@ def test_reindex_fts_without_a_daemon(harness: Harness) -> None:
     assert search["results"]
 
 
-def test_rebuild_dry_run_then_apply_stops_the_daemon_and_keeps_a_backup(
-        daemon: Harness) -> None:
+def test_rebuild_dry_run_then_apply_stops_the_daemon_and_keeps_a_backup(daemon: Harness) -> None:
     plan = daemon.cli("rebuild", "-f", "json").json()
     assert plan["apply"] is False and plan["daemon"] == "running"
     assert not list(daemon.state.glob("tsm.db.bak-*"))

@@ -38,16 +38,28 @@ def test_garbage_and_oversized_frames_get_an_error_reply(daemon: Harness) -> Non
     reply = daemon.request({"v": 1, "op": "ping", "args": "not an object"})
     assert reply["ok"] is False and reply["error"]["exit_code"] == 1
     # the thin client's forwarded command line (cli/entry.py), malformed in several ways
-    for args in ({"argv": "search x", "env": {}, "cwd": "/"},
-                 {"argv": ["search", 3], "env": {}, "cwd": "/"},
-                 {"argv": ["search", "x"], "env": [], "cwd": "/"},
-                 {"argv": ["search", "x"], "env": {}}):
+    for args in (
+        {"argv": "search x", "env": {}, "cwd": "/"},
+        {"argv": ["search", 3], "env": {}, "cwd": "/"},
+        {"argv": ["search", "x"], "env": [], "cwd": "/"},
+        {"argv": ["search", "x"], "env": {}},
+    ):
         reply = daemon.request({"v": 1, "op": "cli", "args": args})
         assert reply["ok"] is False and reply["error"]["exit_code"] == 1, (args, reply)
     # well formed, but not a search, or another index: the client runs the full CLI instead
     for argv, cwd in ((["index"], str(daemon.root)), (["search", "git"], "/")):
-        reply = daemon.request({"v": 1, "op": "cli", "args": {
-            "argv": argv, "cwd": cwd, "env": {"TSM_NO_USER_CONFIG": "1"}, "tty": False}})
+        reply = daemon.request(
+            {
+                "v": 1,
+                "op": "cli",
+                "args": {
+                    "argv": argv,
+                    "cwd": cwd,
+                    "env": {"TSM_NO_USER_CONFIG": "1"},
+                    "tty": False,
+                },
+            }
+        )
         assert reply == {"v": 1, "ok": True, "result": None}, reply
     # a client that connects and says nothing, and one that sends half a frame, then leave
     daemon.connect().close()
@@ -62,7 +74,8 @@ def query_worker(status: dict) -> dict:
 
 
 def test_a_killed_embedder_means_keyword_results_or_exit_2_and_no_restart_loop(
-        daemon: Harness) -> None:
+    daemon: Harness,
+) -> None:
     search_works(daemon)  # the query worker is loaded
     worker = query_worker(daemon.status())
     assert worker["state"] == "ready"
@@ -106,19 +119,22 @@ def make_notes(h: Harness, folder: str, count: int, words: str = "bulk note") ->
     for i in range(count):
         (target / f"n{i:04d}.md").write_text(
             f"# {words} {i}\n\n" + f"Paragraph {i} about {words} number {i}.\n\n" * 20,
-            encoding="utf-8")
+            encoding="utf-8",
+        )
 
 
 def test_kill_9_mid_index_leaves_a_consistent_db_and_the_next_start_recovers(
-        harness: Harness) -> None:
+    harness: Harness,
+) -> None:
     make_notes(harness, "bulk", 400)
     harness.start("--no-watch")
     indexer = harness.popen_cli("index", "bulk", "--no-embed", "-f", "json")
     db = sqlite3.connect(harness.state / "tsm.db")
 
     def indexing_has_begun() -> bool:
-        return db.execute("SELECT COUNT(*) FROM documents WHERE path LIKE 'bulk/%'"
-                          ).fetchone()[0] > 10
+        return (
+            db.execute("SELECT COUNT(*) FROM documents WHERE path LIKE 'bulk/%'").fetchone()[0] > 10
+        )
 
     wait_for(indexing_has_begun, 120, "the daemon to start indexing", interval=0.02)
     assert harness.proc is not None
@@ -135,8 +151,10 @@ def test_kill_9_mid_index_leaves_a_consistent_db_and_the_next_start_recovers(
     assert "removed stale" in log
     check = sqlite3.connect(harness.state / "tsm.db")
     assert check.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-    assert check.execute("SELECT COUNT(*) FROM documents WHERE path LIKE 'bulk/%'"
-                         ).fetchone()[0] == 400
+    assert (
+        check.execute("SELECT COUNT(*) FROM documents WHERE path LIKE 'bulk/%'").fetchone()[0]
+        == 400
+    )
     check.close()
     search_works(harness)
     result = harness.cli("search", "bulk note 123", "--fts-only", "-f", "json").json()

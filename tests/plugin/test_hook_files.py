@@ -41,8 +41,13 @@ def prompt(cwd: Path) -> dict[str, object]:
 
 
 def hook_env(home: Path, **extra: str) -> dict[str, str]:
-    return base_env(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                    TSM_AUTOSTART="0", TSM_EMBEDDER="none", **extra)
+    return base_env(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        TSM_AUTOSTART="0",
+        TSM_EMBEDDER="none",
+        **extra,
+    )
 
 
 def plant_hostile_repo(repo: Path) -> None:
@@ -54,8 +59,13 @@ def plant_hostile_repo(repo: Path) -> None:
 
 
 def assert_home_intact(home: Path) -> None:
-    subprocess.run(["bash", "-i", "-c", "true"], env={"HOME": str(home), "PATH": os.defpath},
-                   cwd=home, capture_output=True, timeout=30)
+    subprocess.run(
+        ["bash", "-i", "-c", "true"],
+        env={"HOME": str(home), "PATH": os.defpath},
+        cwd=home,
+        capture_output=True,
+        timeout=30,
+    )
     assert not (home / "pwned").exists()
     assert (home / ".bashrc").read_text() == BASHRC
 
@@ -77,8 +87,12 @@ def test_the_bashrc_attack_in_a_trusted_root_appends_nothing(home: Path) -> None
     on the config value, and the hook logs it: the line goes to stderr, not through the link."""
     repo = home / "repo"
     plant_hostile_repo(repo)
-    run = run_hook("user_prompt_submit", prompt(repo),
-                   env=hook_env(home, TSM_BIN=str(TSM), TSM_INDEX_ROOT=str(repo)), cwd=repo)
+    run = run_hook(
+        "user_prompt_submit",
+        prompt(repo),
+        env=hook_env(home, TSM_BIN=str(TSM), TSM_INDEX_ROOT=str(repo)),
+        cwd=repo,
+    )
     assert run.returncode == 0 and run.stdout == b""
     assert b"top_k" in run.stderr  # the failure was logged, to the one safe place left
     assert_home_intact(home)
@@ -93,8 +107,12 @@ def vault(tmp_path: Path) -> Path:
 
 
 def failing_hook(vault: Path, **extra: str) -> None:
-    run = run_hook("user_prompt_submit", prompt(vault),
-                   env=base_env(TSM_INDEX_ROOT=str(vault), TSM_BIN=FALSE, **extra), cwd=vault)
+    run = run_hook(
+        "user_prompt_submit",
+        prompt(vault),
+        env=base_env(TSM_INDEX_ROOT=str(vault), TSM_BIN=FALSE, **extra),
+        cwd=vault,
+    )
     assert run.returncode == 0 and run.stdout == b""
 
 
@@ -102,8 +120,11 @@ def test_the_hook_log_is_private(vault: Path) -> None:
     failing_hook(vault)
     state = vault / ".tsm"
     assert len(log_lines(state)) == 1
-    assert (mode(state), mode(state / "logs"), mode(state / "logs" / "hooks.log")) == \
-        (0o700, 0o700, 0o600)
+    assert (mode(state), mode(state / "logs"), mode(state / "logs" / "hooks.log")) == (
+        0o700,
+        0o700,
+        0o600,
+    )
 
 
 def test_an_open_state_dir_of_an_older_tsm_is_tightened(vault: Path) -> None:
@@ -117,10 +138,10 @@ def test_an_open_state_dir_of_an_older_tsm_is_tightened(vault: Path) -> None:
     assert len(log_lines(vault / ".tsm")) == 2
 
 
-@pytest.mark.parametrize("planted", ["log link", "dangling log link", "logs dir link",
-                                     "state dir link", "hard link"])
-def test_a_planted_link_is_never_written_through(vault: Path, tmp_path: Path,
-                                                  planted: str) -> None:
+@pytest.mark.parametrize(
+    "planted", ["log link", "dangling log link", "logs dir link", "state dir link", "hard link"]
+)
+def test_a_planted_link_is_never_written_through(vault: Path, tmp_path: Path, planted: str) -> None:
     victim_dir = tmp_path / "elsewhere"
     victim_dir.mkdir()
     victim = victim_dir / "victim.txt"
@@ -169,20 +190,26 @@ def test_a_shared_sticky_state_dir_is_left_as_it_is(vault: Path, tmp_path: Path)
     assert mode(shared) == 0o1777 and not (shared / "logs").exists()
 
 
-def test_control_characters_in_a_logged_value_stay_on_one_line(vault: Path,
-                                                                tmp_path: Path) -> None:
+def test_control_characters_in_a_logged_value_stay_on_one_line(vault: Path, tmp_path: Path) -> None:
     """A stand-in tsm whose error message (a filename, a config value) carries a newline,
     a carriage return, an ANSI escape and a Unicode line separator."""
     message = "bad value\nFORGED 2099-01-01 stop: \x1b[31mred\r\u2028touch ~/pwned"
     fake = tmp_path / "fake-tsm"
-    fake.write_text(f"#!{sys.executable}\n" + textwrap.dedent(f"""\
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        + textwrap.dedent(f"""\
         import json, sys
         sys.stderr.write(json.dumps({{"error": {message!r}, "kind": "user_error"}}) + "\\n")
         sys.exit(1)
-        """))
+        """)
+    )
     fake.chmod(0o755)
-    run = run_hook("user_prompt_submit", prompt(vault),
-                   env=base_env(TSM_INDEX_ROOT=str(vault), TSM_BIN=str(fake)), cwd=vault)
+    run = run_hook(
+        "user_prompt_submit",
+        prompt(vault),
+        env=base_env(TSM_INDEX_ROOT=str(vault), TSM_BIN=str(fake)),
+        cwd=vault,
+    )
     assert run.returncode == 0
     raw = (vault / ".tsm" / "logs" / "hooks.log").read_bytes()
     assert raw.count(b"\n") == 1 and raw.endswith(b"\n")
@@ -195,14 +222,25 @@ def test_control_characters_in_a_logged_value_stay_on_one_line(vault: Path,
 def test_an_edited_file_named_like_an_option_is_indexed(vault: Path, name: str) -> None:
     note = vault / name
     note.write_text("# Dashing\n\nA note about xylophone tuning.\n")
-    env = base_env(TSM_INDEX_ROOT=str(vault), TSM_BIN=str(TSM), TSM_EMBEDDER="none",
-                   TSM_AUTOSTART="0")
-    payload = claude_input("PostToolUse", vault, tool_name="Write",
-                           tool_input={"file_path": str(note), "content": ""},
-                           tool_response={"filePath": str(note), "success": True})
+    env = base_env(
+        TSM_INDEX_ROOT=str(vault), TSM_BIN=str(TSM), TSM_EMBEDDER="none", TSM_AUTOSTART="0"
+    )
+    payload = claude_input(
+        "PostToolUse",
+        vault,
+        tool_name="Write",
+        tool_input={"file_path": str(note), "content": ""},
+        tool_response={"filePath": str(note), "success": True},
+    )
     run = run_hook("post_tool_use", payload, env=env, cwd=vault)
     assert run.returncode == 0 and run.stdout == b""
     assert log_lines(vault / ".tsm") == []
-    listed = subprocess.run([str(TSM), "list", "-f", "json"], cwd=vault, env=env,
-                            capture_output=True, text=True, timeout=120)
+    listed = subprocess.run(
+        [str(TSM), "list", "-f", "json"],
+        cwd=vault,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert name in {doc["path"] for doc in json.loads(listed.stdout)}

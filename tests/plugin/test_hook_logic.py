@@ -107,9 +107,12 @@ def test_a_query_that_looks_like_an_option_is_passed_as_its_value(query: str) ->
 # --- the score floor and the XML handed to Claude ---------------------------------------------
 
 
-def tsm_json(scores: list[float], total: int | None = None,
-             relevance: list[float | None] | None = None,
-             coverage: list[float | None] | None = None) -> str:
+def tsm_json(
+    scores: list[float],
+    total: int | None = None,
+    relevance: list[float | None] | None = None,
+    coverage: list[float | None] | None = None,
+) -> str:
     """`tsm search -f json` output; every hit is relevant (0.01) unless told otherwise."""
     relevance = relevance or [0.01] * len(scores)
     coverage = coverage or [0.0] * len(scores)
@@ -117,8 +120,12 @@ def tsm_json(scores: list[float], total: int | None = None,
         {
             "chunk_id": i,
             "score": score,
-            "score_breakdown": {"fts": score, "vector": None, "relevance": relevance[i],
-                                "coverage": coverage[i]},
+            "score_breakdown": {
+                "fts": score,
+                "vector": None,
+                "relevance": relevance[i],
+                "coverage": coverage[i],
+            },
             "text": f"text {i}",
             "snippet": f"snippet {i}",
             "section": "S",
@@ -165,16 +172,20 @@ def test_no_hits_at_all_inject_the_empty_element_of_the_spec() -> None:
 
 def test_hits_no_closer_than_a_generic_request_are_not_injected() -> None:
     """relevance < 0: the prompt is nearer a generic coding request than the note."""
-    xml = additional_context(tsm_json([0.03, 0.02, 0.01], relevance=[0.02, -0.02, 0.0]),
-                             query="q", environ={})
+    xml = additional_context(
+        tsm_json([0.03, 0.02, 0.01], relevance=[0.02, -0.02, 0.0]), query="q", environ={}
+    )
     assert xml is not None
-    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == \
-        ["n/0.md", "n/2.md"]
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == [
+        "n/0.md",
+        "n/2.md",
+    ]
 
 
 def test_an_unrelated_prompt_injects_nothing() -> None:
-    out = additional_context(tsm_json([0.03, 0.02], relevance=[-0.02, -0.05]), query="q",
-                             environ={})
+    out = additional_context(
+        tsm_json([0.03, 0.02], relevance=[-0.02, -0.05]), query="q", environ={}
+    )
     assert out is None
 
 
@@ -243,8 +254,13 @@ def test_path_in_root_sees_through_a_symlinked_root(tmp_path: Path) -> None:
 
 def test_index_and_ingest_command_lines() -> None:
     assert index_command(Path("notes/a.md")) == ["index", "-f", "json", "--", "notes/a.md"]
-    assert ingest_command(Path("/t/s.jsonl")) == ["ingest-session", "-f", "json", "--",
-                                                  "/t/s.jsonl"]
+    assert ingest_command(Path("/t/s.jsonl")) == [
+        "ingest-session",
+        "-f",
+        "json",
+        "--",
+        "/t/s.jsonl",
+    ]
 
 
 # --- workspace discovery (CONTRACT.md "Workspace and configuration") --------------------------
@@ -319,8 +335,9 @@ def test_hook_input_object_is_returned() -> None:
 
 
 def test_log_lines_are_single_timestamped_lines(tmp_path: Path) -> None:
-    ws = find_workspace(tmp_path, {"TSM_INDEX_ROOT": str(tmp_path),
-                                    "TSM_STATE_DIR": str(tmp_path / "state")})
+    ws = find_workspace(
+        tmp_path, {"TSM_INDEX_ROOT": str(tmp_path), "TSM_STATE_DIR": str(tmp_path / "state")}
+    )
     log_failure(ws, "stop", "first\nsecond   line")
     lines = (tmp_path / "state" / "logs" / "hooks.log").read_text().splitlines()
     assert len(lines) == 1

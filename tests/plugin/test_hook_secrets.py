@@ -41,14 +41,21 @@ SECRETS = (ANT, AWS, "Gr8tZebra", PEM_BODY)
 
 
 def result(snippet: str, text: str) -> dict[str, Any]:
-    return {"score": 0.5, "snippet": snippet, "text": text, "section": "Keys",
-            "source": {"path": "notes/keys.md", "category": "note", "type": "markdown"},
-            "score_breakdown": {"relevance": 1.0, "coverage": 1.0}}
+    return {
+        "score": 0.5,
+        "snippet": snippet,
+        "text": text,
+        "section": "Keys",
+        "source": {"path": "notes/keys.md", "category": "note", "type": "markdown"},
+        "score_breakdown": {"relevance": 1.0, "coverage": 1.0},
+    }
 
 
 def test_the_renderer_redacts_snippets_and_sections() -> None:
-    hit = result(f"…gateway key is {ANT} and the deploy user logs in with password=Gr8tZebra!x"
-                 " against…", NOTE)
+    hit = result(
+        f"…gateway key is {ANT} and the deploy user logs in with password=Gr8tZebra!x against…",
+        NOTE,
+    )
     hit["section"] = f"Keys > {AWS}"
     xml = render_knowledge_search({"query": "key", "results": [hit], "total_matches": 1})
     assert not any(secret in xml for secret in SECRETS)
@@ -73,22 +80,45 @@ def test_the_real_hook_never_injects_a_secret_from_a_note(tmp_path: Path) -> Non
     (vault / "notes" / "deploy.md").write_text(NOTE, encoding="utf-8")
     env = base_env(TSM_EMBEDDER="none", TSM_INDEX_ROOT=str(vault))
     assert TSM is not None
-    done = subprocess.run([TSM, "index", "-f", "json"], cwd=vault, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [TSM, "index", "-f", "json"],
+        cwd=vault,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     trust(vault)
     # The user's own search shows the note verbatim: it is their text.
-    searched = subprocess.run([TSM, "search", "staging gateway key", "--fts-only", "-f", "json"],
-                              cwd=vault,
-                              env=env, capture_output=True, text=True, timeout=300)
+    searched = subprocess.run(
+        [TSM, "search", "staging gateway key", "--fts-only", "-f", "json"],
+        cwd=vault,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ANT in searched.stdout
-    for prompt in ("What is the staging gateway key?", "What is the deploy password?",
-                   "Show the backup bucket aws access key", "OPENSSH private key deploy"):
-        run = run_hook("user_prompt_submit", claude_input("UserPromptSubmit", vault,
-                                                          prompt=prompt),
-                       env={**env, "TSM_BIN": TSM, "TSM_HOOK_TIMEOUT": "120",
-                            "TSM_INJECT_MIN_RELEVANCE": "-1", "TSM_INJECT_MIN_COVERAGE": "0"},
-                       cwd=vault, timeout=300)
+    for prompt in (
+        "What is the staging gateway key?",
+        "What is the deploy password?",
+        "Show the backup bucket aws access key",
+        "OPENSSH private key deploy",
+    ):
+        run = run_hook(
+            "user_prompt_submit",
+            claude_input("UserPromptSubmit", vault, prompt=prompt),
+            env={
+                **env,
+                "TSM_BIN": TSM,
+                "TSM_HOOK_TIMEOUT": "120",
+                "TSM_INJECT_MIN_RELEVANCE": "-1",
+                "TSM_INJECT_MIN_COVERAGE": "0",
+            },
+            cwd=vault,
+            timeout=300,
+        )
         assert run.returncode == 0, run.stderr
         context = run.output()["hookSpecificOutput"]["additionalContext"]
         assert "deploy.md" in context, prompt  # the note was found and injected…
@@ -98,30 +128,61 @@ def test_the_real_hook_never_injects_a_secret_from_a_note(tmp_path: Path) -> Non
 
 # --- any input renders as well-formed XML ---------------------------------------------------
 
-ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=60) | st.sampled_from([
-    "]]>", "<![CDATA[", "&amp;", "&#0;", '"quoted"', "'single'", "\x00\x1b[31m", "\ud800",
-    "\ufffe", ANT, "password=Gr8tZebra!x", "-----BEGIN RSA PRIVATE KEY-----"])
-ANY_VALUE = ANY_TEXT | st.none() | st.integers() | st.floats() | st.booleans() | \
-    st.lists(ANY_TEXT, max_size=2)
+ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=60) | st.sampled_from(
+    [
+        "]]>",
+        "<![CDATA[",
+        "&amp;",
+        "&#0;",
+        '"quoted"',
+        "'single'",
+        "\x00\x1b[31m",
+        "\ud800",
+        "\ufffe",
+        ANT,
+        "password=Gr8tZebra!x",
+        "-----BEGIN RSA PRIVATE KEY-----",
+    ]
+)
+ANY_VALUE = (
+    ANY_TEXT
+    | st.none()
+    | st.integers()
+    | st.floats()
+    | st.booleans()
+    | st.lists(ANY_TEXT, max_size=2)
+)
 
 
 @st.composite
 def results(draw: Any) -> dict[str, Any]:
     return {
-        "score": draw(ANY_VALUE), "snippet": draw(ANY_VALUE), "text": draw(ANY_VALUE),
+        "score": draw(ANY_VALUE),
+        "snippet": draw(ANY_VALUE),
+        "text": draw(ANY_VALUE),
         "section": draw(ANY_VALUE),
-        "source": draw(st.fixed_dictionaries({
-            "path": ANY_VALUE, "category": ANY_VALUE, "type": ANY_VALUE, "status": ANY_VALUE,
-        }) | ANY_VALUE),
-        "related": draw(st.lists(st.fixed_dictionaries({"path": ANY_VALUE}) | ANY_TEXT,
-                                 max_size=3) | ANY_VALUE),
+        "source": draw(
+            st.fixed_dictionaries(
+                {
+                    "path": ANY_VALUE,
+                    "category": ANY_VALUE,
+                    "type": ANY_VALUE,
+                    "status": ANY_VALUE,
+                }
+            )
+            | ANY_VALUE
+        ),
+        "related": draw(
+            st.lists(st.fixed_dictionaries({"path": ANY_VALUE}) | ANY_TEXT, max_size=3) | ANY_VALUE
+        ),
     }
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(results(), max_size=5), ANY_VALUE, st.integers(-5, 2000), ANY_VALUE)
-def test_any_results_render_as_well_formed_xml(hits: list[dict[str, Any]], query: Any,
-                                               budget: int, total: Any) -> None:
+def test_any_results_render_as_well_formed_xml(
+    hits: list[dict[str, Any]], query: Any, budget: int, total: Any
+) -> None:
     search = {"query": query, "results": hits, "total_matches": total}
     xml = render_knowledge_search(search, budget=budget, query="fallback")
     xml.encode("utf-8")

@@ -35,10 +35,13 @@ def recorder(tmp_path: Path) -> tuple[str, Path]:
 def payloads(repo: Path, transcript: Path) -> dict[str, dict[str, Any]]:
     return {
         "user_prompt_submit": claude_input("UserPromptSubmit", repo, prompt="project setup"),
-        "post_tool_use": claude_input("PostToolUse", repo, tool_name="Write",
-                                      tool_input={"file_path": str(repo / "README.md")}),
-        "stop": claude_input("Stop", repo, stop_hook_active=False,
-                             transcript_path=str(transcript)),
+        "post_tool_use": claude_input(
+            "PostToolUse",
+            repo,
+            tool_name="Write",
+            tool_input={"file_path": str(repo / "README.md")},
+        ),
+        "stop": claude_input("Stop", repo, stop_hook_active=False, transcript_path=str(transcript)),
     }
 
 
@@ -47,8 +50,9 @@ def tree(folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("subfolder", ["", ".tsm", "docs"])
-def test_no_hook_acts_in_an_untrusted_clone(clone: Path, recorder: tuple[str, Path],
-                                            tmp_path: Path, subfolder: str) -> None:
+def test_no_hook_acts_in_an_untrusted_clone(
+    clone: Path, recorder: tuple[str, Path], tmp_path: Path, subfolder: str
+) -> None:
     script, mark = recorder
     cwd = clone / subfolder
     cwd.mkdir(exist_ok=True)
@@ -63,8 +67,9 @@ def test_no_hook_acts_in_an_untrusted_clone(clone: Path, recorder: tuple[str, Pa
     assert tree(clone) == before
 
 
-def test_the_same_hooks_act_once_the_user_trusts_it(clone: Path, recorder: tuple[str, Path],
-                                                    tmp_path: Path) -> None:
+def test_the_same_hooks_act_once_the_user_trusts_it(
+    clone: Path, recorder: tuple[str, Path], tmp_path: Path
+) -> None:
     script, mark = recorder
     trust(clone)
     transcript = tmp_path / "t.jsonl"

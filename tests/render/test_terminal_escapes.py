@@ -13,9 +13,21 @@ from typing import Any
 from tsm.render.human_format import one_line, visible
 from tsm.render.json_format import dumps
 
-HOSTILE = ["\x1b[2J", "\x1b]0;owned\x07", "\x1b]8;;http://evil\x1b\\", "\x1b]52;c;ZWNobw==\x07",
-           "\x9b31m", "\x9d0;t\x9c", "\x07", "\x08\x08", "\r", "\u202e", "\u2066", "\x00",
-           "\x7f"]
+HOSTILE = [
+    "\x1b[2J",
+    "\x1b]0;owned\x07",
+    "\x1b]8;;http://evil\x1b\\",
+    "\x1b]52;c;ZWNobw==\x07",
+    "\x9b31m",
+    "\x9d0;t\x9c",
+    "\x07",
+    "\x08\x08",
+    "\r",
+    "\u202e",
+    "\u2066",
+    "\x00",
+    "\x7f",
+]
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 NOTE = """---
 title: {title}
@@ -44,15 +56,26 @@ def test_every_human_output_shows_escapes_and_json_keeps_them(vault: Path, tsm: 
     x = "".join(HOSTILE[:-2])  # NUL and DEL cannot be in a YAML string; tested above
     name = "notes/evil\x1b]0;t\x07\u202e.md"
     # YAML double-quoted scalars take JSON's escapes: the frontmatter holds the real bytes
-    note = NOTE.replace("{title}", json.dumps(f"Title {x} end")).replace(
-        "{tag}", json.dumps(f"tag{x}")).replace("{x}", x)
+    note = (
+        NOTE.replace("{title}", json.dumps(f"Title {x} end"))
+        .replace("{tag}", json.dumps(f"tag{x}"))
+        .replace("{x}", x)
+    )
     (vault / name).write_text(note, encoding="utf-8", newline="")
     assert tsm("index", "--no-embed", "-f", "json").code == 0
     listed = [d for d in tsm("list", "-f", "json").json() if d["path"] == name]
     assert listed, "the hostile note was not indexed"
     doc_id = str(listed[0]["id"])
-    commands = [("search", "zebrafish", "--fts-only"), ("list",), ("tags",), ("status",),
-                ("info", doc_id), ("get", doc_id), ("get", name), ("doctor",)]
+    commands = [
+        ("search", "zebrafish", "--fts-only"),
+        ("list",),
+        ("tags",),
+        ("status",),
+        ("info", doc_id),
+        ("get", doc_id),
+        ("get", name),
+        ("doctor",),
+    ]
     for command in commands:
         human = tsm(*command, "-f", "human")
         assert human.code in (0, 2), (command, human.err)

@@ -38,8 +38,9 @@ def test_multi_word_terms_translate_whole_both_ways(lexicon: Lexicon) -> None:
     ja = sources(bridge_groups("境界層の厚さは衝撃波で増えた", tokenizer, lexicon))
     assert ja["境界層"] == ("boundary layer",) and ja["衝撃波"] == ("shock wave",)
     assert "境界" not in ja and "層" not in ja  # not split into "boundary" + "layer"
-    en = sources(bridge_groups("How does a shock wave change the boundary layer?",
-                               tokenizer, lexicon))
+    en = sources(
+        bridge_groups("How does a shock wave change the boundary layer?", tokenizer, lexicon)
+    )
     # Japanese translations are phrases of the index's own terms (Sudachi, split mode A).
     assert en["shock wave"][0] == "衝撃 波" and en["boundary layer"] == ("境界 層",)
 
@@ -111,22 +112,22 @@ def bilingual(tmp_path: Path, tsm: Any) -> dict[str, str]:
 
 
 def test_a_japanese_question_finds_the_english_note_by_keywords(
-        tsm: Any, bilingual: dict[str, str]) -> None:
+    tsm: Any, bilingual: dict[str, str]
+) -> None:
     result = tsm("search", "境界層と衝撃波", "--fts-only", "-f", "json", env=bilingual)
     assert result.code == 0, result.err
     hits = result.json()["results"]
     assert hits and hits[0]["source"]["path"] == "notes/aero.md"
     breakdown = hits[0]["score_breakdown"]
     assert breakdown["bridge"] > 0 and breakdown["fts"] == 0.0  # found by translation alone
-    off = tsm("search", "境界層と衝撃波", "--fts-only", "-f", "json",
-              env=bilingual | {"TSM_BRIDGE": "0"})
+    off = tsm(
+        "search", "境界層と衝撃波", "--fts-only", "-f", "json", env=bilingual | {"TSM_BRIDGE": "0"}
+    )
     assert off.code == 0 and off.json()["results"] == []
 
 
-def test_an_english_question_finds_the_japanese_note(tsm: Any,
-                                                     bilingual: dict[str, str]) -> None:
-    result = tsm("search", "proteins made from genes", "--fts-only", "-f", "json",
-                 env=bilingual)
+def test_an_english_question_finds_the_japanese_note(tsm: Any, bilingual: dict[str, str]) -> None:
+    result = tsm("search", "proteins made from genes", "--fts-only", "-f", "json", env=bilingual)
     assert result.code == 0, result.err
     hits = result.json()["results"]
     assert [h["source"]["path"] for h in hits] == ["notes/cells.md"]

@@ -21,13 +21,18 @@ BODIES = ["p53 tumour suppressor", "p53 apoptosis", "mitochondria apoptosis", "r
 def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     db = open_db(tmp_path / "tsm.db", create=True)
     for i, body in enumerate(BODIES):
-        doc = Document(path=f"d{i}.md", type="markdown", title="", text=body,
-                       sections=(Section("", body),))
-        rows = [ChunkRow(Chunk(0, "", body), fts_title="", fts_section="", fts_body=body,
-                         embed_hash=f"h{i}")]
+        doc = Document(
+            path=f"d{i}.md", type="markdown", title="", text=body, sections=(Section("", body),)
+        )
+        rows = [
+            ChunkRow(
+                Chunk(0, "", body), fts_title="", fts_section="", fts_body=body, embed_hash=f"h{i}"
+            )
+        ]
         with Transaction(db):
-            write_document(db, doc, rows, content_hash=f"c{i}", size=1, mtime=1.0,
-                           category="note", fts_tags="")
+            write_document(
+                db, doc, rows, content_hash=f"c{i}", size=1, mtime=1.0, category="note", fts_tags=""
+            )
     yield db
     db.close()
 
@@ -40,15 +45,15 @@ def chunk_of(conn: sqlite3.Connection, body: str) -> int:
     return int(conn.execute("SELECT id FROM chunks WHERE text = ?", (body,)).fetchone()[0])
 
 
-def test_coverage_is_the_idf_share_of_the_query_a_chunk_contains(
-        conn: sqlite3.Connection) -> None:
+def test_coverage_is_the_idf_share_of_the_query_a_chunk_contains(conn: sqlite3.Connection) -> None:
     cover = TermCoverage(conn, ["p53", "apoptosis"])
     both, one = chunk_of(conn, "p53 apoptosis"), chunk_of(conn, "mitochondria apoptosis")
     assert cover.per_chunk([both, one]) == pytest.approx({both: 1.0, one: 0.5})  # df 2 and 2
 
 
 def test_unknown_words_count_against_coverage_but_not_against_evidence(
-        conn: sqlite3.Connection) -> None:
+    conn: sqlite3.Connection,
+) -> None:
     """A query half in another language: its Japanese word occurs in no chunk."""
     cover = TermCoverage(conn, ["p53", "腫瘍"])
     chunk = chunk_of(conn, "p53 tumour suppressor")

@@ -32,8 +32,10 @@ ROWS = {
 def fts() -> Iterator[sqlite3.Connection]:
     conn = sqlite3.connect(":memory:")
     # Same tokenizer as the real chunks_fts table (store/migrations.py).
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(title, body, "
-                 "tokenize = 'porter unicode61 remove_diacritics 2')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(title, body, "
+        "tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
     conn.executemany("INSERT INTO t(rowid, title, body) VALUES (?, '', ?)", ROWS.items())
     yield conn
     conn.close()
@@ -42,8 +44,9 @@ def fts() -> Iterator[sqlite3.Connection]:
 def matches(conn: sqlite3.Connection, terms: list[str]) -> list[int]:
     expr = match_expression(terms)
     assert expr is not None
-    return [r[0] for r in conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid",
-                                       (expr,))]
+    return [
+        r[0] for r in conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", (expr,))
+    ]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +74,8 @@ def test_syntax_is_plain_text(fts: sqlite3.Connection, term: str, expected: list
 
 
 @pytest.mark.parametrize(
-    "term", ['"', "*", "-", "(", ")", ":", "^", "+", "{", "}", '""', "NEAR/2", "*foo", "a:b:c"],
+    "term",
+    ['"', "*", "-", "(", ")", ":", "^", "+", "{", "}", '""', "NEAR/2", "*foo", "a:b:c"],
 )
 def test_bare_syntax_characters_never_raise(fts: sqlite3.Connection, term: str) -> None:
     matches(fts, [term])  # an FTS5 syntax error would raise sqlite3.OperationalError
@@ -101,13 +105,23 @@ def test_blank_terms_are_skipped() -> None:
 
 
 def add_document(conn: sqlite3.Connection, path: str, bodies: list[str]) -> int:
-    doc = Document(path=path, type="markdown", title=path, text="\n".join(bodies),
-                   sections=tuple(Section("", b) for b in bodies))
-    rows = [ChunkRow(Chunk(i, "", b), fts_title="", fts_section="", fts_body=b,
-                     embed_hash=f"{path}-{i}") for i, b in enumerate(bodies)]
+    doc = Document(
+        path=path,
+        type="markdown",
+        title=path,
+        text="\n".join(bodies),
+        sections=tuple(Section("", b) for b in bodies),
+    )
+    rows = [
+        ChunkRow(
+            Chunk(i, "", b), fts_title="", fts_section="", fts_body=b, embed_hash=f"{path}-{i}"
+        )
+        for i, b in enumerate(bodies)
+    ]
     with Transaction(conn):
-        return write_document(conn, doc, rows, content_hash=path, size=1, mtime=0.0,
-                              category="note", fts_tags="")
+        return write_document(
+            conn, doc, rows, content_hash=path, size=1, mtime=0.0, category="note", fts_tags=""
+        )
 
 
 @pytest.fixture
@@ -127,8 +141,9 @@ def test_fts_hits_best_chunk_per_document(db: sqlite3.Connection) -> None:
         hits, total = fts_hits(db, expr, where, (), limit=10)
         assert total == 2
         assert [h[1] for h in hits] == [a, b]
-        best_chunk = db.execute("SELECT id FROM chunks WHERE document_id = ? AND chunk_index = 1",
-                                (a,)).fetchone()[0]
+        best_chunk = db.execute(
+            "SELECT id FROM chunks WHERE document_id = ? AND chunk_index = 1", (a,)
+        ).fetchone()[0]
         assert hits[0][0] == best_chunk
         assert hits[0][2] > hits[1][2] > 0  # positive scores, best first
 
@@ -150,6 +165,7 @@ def test_fts_hits_filter_applies(db: sqlite3.Connection) -> None:
     expr = match_expression(["deer"])
     assert expr is not None
     hits, total = fts_hits(db, expr, "d.path LIKE ?", ("keep/%",), limit=10)
-    paths = [db.execute("SELECT path FROM documents WHERE id = ?", (h[1],)).fetchone()[0]
-             for h in hits]
+    paths = [
+        db.execute("SELECT path FROM documents WHERE id = ?", (h[1],)).fetchone()[0] for h in hits
+    ]
     assert (paths, total) == (["keep/a.md"], 1)

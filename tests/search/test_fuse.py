@@ -50,8 +50,9 @@ def test_rrf_decreases_with_rank() -> None:
     assert scores == sorted(scores, reverse=True)
 
 
-def fused(rankings: dict[str, list[int]], k: int = 60,
-          weights: dict[str, float] | None = None) -> dict[int, float]:
+def fused(
+    rankings: dict[str, list[int]], k: int = 60, weights: dict[str, float] | None = None
+) -> dict[int, float]:
     """Weighted RRF as the engine sums it: item -> sum of rrf(rank, k, weight) over signals."""
     totals: dict[int, float] = {}
     for signal, items in rankings.items():
@@ -116,7 +117,7 @@ def test_rrf_scaling_keeps_the_order_of_plain_rrf() -> None:
         (-3, 30, 1.0),  # dated in the future: no bonus
         (30, 30, RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 0.5),  # the half-life point
         (60, 30, RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 0.25),
-        (15, 30, RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 2 ** -0.5),
+        (15, 30, RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 2**-0.5),
     ],
 )
 def test_recency_table(age: float | None, half_life: float | None, expected: float) -> None:
@@ -131,7 +132,7 @@ def test_recency_half_life_point_with_default_floor() -> None:
 def test_recency_never_below_floor() -> None:
     assert recency(1e9, 1) == approx(RECENCY_FLOOR)
     assert recency(1e9, 1) >= RECENCY_FLOOR
-    assert recency(100, 10, floor=0.0) == approx(2 ** -10)
+    assert recency(100, 10, floor=0.0) == approx(2**-10)
     assert recency(10, 10, floor=0.5) == approx(0.75)
 
 
@@ -236,8 +237,9 @@ def cosines(top: float, tenth: float) -> list[float]:
         (0.90, 0.75, 0.80, 1.0 / TYPICAL_VECTOR_DROP),  # drop capped at 1
     ],
 )
-def test_vector_weight_from_the_drop(top: float, tenth: float, floor: float,
-                                     expected: float) -> None:
+def test_vector_weight_from_the_drop(
+    top: float, tenth: float, floor: float, expected: float
+) -> None:
     assert vector_weight(cosines(top, tenth), floor) == approx(expected)
 
 
@@ -274,8 +276,9 @@ def test_below_the_floor_counts_nothing() -> None:
 
 
 def test_tied_scores_are_plain_rrf() -> None:
-    assert score_scaled_rrf([2.0, 2.0, 2.0], k=60, weight=1.0, floor=2.0) == \
-        approx([61 / 61, 61 / 62, 61 / 63])
+    assert score_scaled_rrf([2.0, 2.0, 2.0], k=60, weight=1.0, floor=2.0) == approx(
+        [61 / 61, 61 / 62, 61 / 63]
+    )
 
 
 def test_a_later_hit_never_outweighs_an_earlier_one() -> None:

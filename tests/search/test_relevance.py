@@ -52,6 +52,5 @@ def test_a_read_only_cache_dir_only_costs_a_re_embedding(tmp_path: Path) -> None
     blocked.write_text("not a directory")
     embedder = FakeEmbedder(dim=8)
     relevance._matrices.pop(embedder.name, None)
-    assert relevance.generic_matrix(embedder, blocked / "cache").shape == \
-        (len(GENERIC_REQUESTS), 8)
+    assert relevance.generic_matrix(embedder, blocked / "cache").shape == (len(GENERIC_REQUESTS), 8)
     relevance._matrices.pop(embedder.name)

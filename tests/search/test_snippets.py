@@ -122,8 +122,23 @@ def test_whitespace_is_flattened() -> None:
 @pytest.mark.parametrize("seed", range(5))
 def test_random_texts_are_well_formed(seed: int) -> None:
     rng = random.Random(seed)
-    words = ["狩猟", "免許", "を", "取得", "した。", "deer", "trap", "LoRa", "🦌", "、", " ",
-             "\n", "x" * 30, "İstanbul", "ß"]
+    words = [
+        "狩猟",
+        "免許",
+        "を",
+        "取得",
+        "した。",
+        "deer",
+        "trap",
+        "LoRa",
+        "🦌",
+        "、",
+        " ",
+        "\n",
+        "x" * 30,
+        "İstanbul",
+        "ß",
+    ]
     for _ in range(200):
         text = "".join(rng.choice(words) for _ in range(rng.randint(0, 300)))
         terms = rng.sample(["狩猟", "deer", "lora", "trap", "zzz", "免許"], rng.randint(0, 3))

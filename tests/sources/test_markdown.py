@@ -95,19 +95,24 @@ def test_frontmatter_and_inline_tags_merge_without_duplicates() -> None:
     [
         ("created: 2024-01-02", "2024-01-02", None, "2024-01-02", "frontmatter:created"),
         ("created: '2024-01-02'", "2024-01-02", None, "2024-01-02", "frontmatter:created"),
-        ("updated: 2024-01-02 10:11:12", None, "2024-01-02", "2024-01-02",
-         "frontmatter:updated"),
+        ("updated: 2024-01-02 10:11:12", None, "2024-01-02", "2024-01-02", "frontmatter:updated"),
         ("updated: '2024/3/4 09:00'", None, "2024-03-04", "2024-03-04", "frontmatter:updated"),
         ("date: 2023-07-01", "2023-07-01", None, "2023-07-01", "frontmatter:date"),
         ("date: 2023.07.01", "2023-07-01", None, "2023-07-01", "frontmatter:date"),
-        ("created: 2020-01-01\ndate: 2023-07-01", "2020-01-01", None, "2023-07-01",
-         "frontmatter:date"),
+        (
+            "created: 2020-01-01\ndate: 2023-07-01",
+            "2020-01-01",
+            None,
+            "2023-07-01",
+            "frontmatter:date",
+        ),
         ("created: not a date", None, None, None, None),
         ("created: '2024-02-30'", None, None, None, None),
     ],
 )
-def test_frontmatter_dates(frontmatter: str, created: str | None, updated: str | None,
-                           date: str | None, source: str | None) -> None:
+def test_frontmatter_dates(
+    frontmatter: str, created: str | None, updated: str | None, date: str | None, source: str | None
+) -> None:
     doc = read_md(f"---\n{frontmatter}\n---\nbody\n")
     assert (doc.created, doc.updated, doc.date, doc.date_source) == (created, updated, date, source)
 
@@ -295,14 +300,23 @@ LINKS = """\
 def test_wikilinks() -> None:
     doc = read_md(LINKS)
     assert targets(doc, "wikilink") == [
-        "plain", "target", "page", "embed.png", "folder/deep note",
+        "plain",
+        "target",
+        "page",
+        "embed.png",
+        "folder/deep note",
     ]
 
 
 def test_relative_markdown_links() -> None:
     doc = read_md(LINKS)
     assert targets(doc, "markdown") == [
-        "other/note.md", "../up.md", "titled.md", "with-sec.md", "my note.md", "angle.md",
+        "other/note.md",
+        "../up.md",
+        "titled.md",
+        "with-sec.md",
+        "my note.md",
+        "angle.md",
     ]
 
 
@@ -352,8 +366,10 @@ def test_numeric_title_is_text() -> None:
 
 
 def test_crlf_file() -> None:
-    text = ("---\r\ntitle: CR\r\ntags: [a]\r\n---\r\n# A\r\n\r\ntext #b\r\n"
-            "```\r\n# no\r\n```\r\n## B\r\nmore\r\n")
+    text = (
+        "---\r\ntitle: CR\r\ntags: [a]\r\n---\r\n# A\r\n\r\ntext #b\r\n"
+        "```\r\n# no\r\n```\r\n## B\r\nmore\r\n"
+    )
     doc = read_md(text)
     assert doc.title == "CR"
     assert doc.tags == ("a", "b")

@@ -20,12 +20,35 @@ def read_md(text: str) -> Document:
     return read(Path("notes/n.md"), "notes/n.md", text.encode())
 
 
-@pytest.mark.parametrize("line", [
-    "[" * SIZE, "[[" * (SIZE // 2), "[[a|" * (SIZE // 4), "[](" * (SIZE // 3),
-    '[a](b "' * (SIZE // 7), "[a](<" * (SIZE // 5), "`a" * (SIZE // 2),
-    "# x" + " " * SIZE + "y", " #" + "1" * SIZE, "<" * SIZE, "*" * SIZE,
-], ids=["brackets", "wikilinks", "wikipipes", "link-openers", "link-titles",
-        "angle-targets", "code-spans", "heading-spaces", "tag-digits", "angles", "stars"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[" * SIZE,
+        "[[" * (SIZE // 2),
+        "[[a|" * (SIZE // 4),
+        "[](" * (SIZE // 3),
+        '[a](b "' * (SIZE // 7),
+        "[a](<" * (SIZE // 5),
+        "`a" * (SIZE // 2),
+        "# x" + " " * SIZE + "y",
+        " #" + "1" * SIZE,
+        "<" * SIZE,
+        "*" * SIZE,
+    ],
+    ids=[
+        "brackets",
+        "wikilinks",
+        "wikipipes",
+        "link-openers",
+        "link-titles",
+        "angle-targets",
+        "code-spans",
+        "heading-spaces",
+        "tag-digits",
+        "angles",
+        "stars",
+    ],
+)
 def test_adversarial_lines_are_read(line: str) -> None:
     doc = read_md("# Title\n\n" + line + "\n\nafter [[real-link]] #real-tag\n")
     assert doc.title == "Title"
@@ -41,11 +64,15 @@ def test_code_spans_pair_runs_of_equal_length() -> None:
 def test_heading_closing_sequence() -> None:
     doc = read_md("# Title ##\nx\n## C#\ny\n## #\nz\n### Mid # hash ###\nw\n")
     assert [s.heading for s in doc.sections] == [
-        "Title", "Title > C#", "Title > ", "Title >  > Mid # hash"]
+        "Title",
+        "Title > C#",
+        "Title > ",
+        "Title >  > Mid # hash",
+    ]
 
 
 def test_links_with_titles_and_angle_targets() -> None:
-    doc = read_md('[a](one.md "t") [b](<two words.md>) [c](three.md \'t\') ![img](i.png)\n')
+    doc = read_md("[a](one.md \"t\") [b](<two words.md>) [c](three.md 't') ![img](i.png)\n")
     assert [link.target for link in doc.links] == ["one.md", "two words.md", "three.md"]
 
 
@@ -57,13 +84,16 @@ def alias_bomb() -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("yaml_text", [
-    alias_bomb() + "\ntags: {k: *i}",  # a mapping is turned into one string: 9^9 items
-    alias_bomb() + "\ntags: *i",
-    "title: &t T\naliases: *t",
-    "a: " + "[" * 5000 + "]" * 5000,  # libyaml's loader recursed on the C stack: a crash
-    "a: " + "{b: " * 2000 + "1" + "}" * 2000,
-])
+@pytest.mark.parametrize(
+    "yaml_text",
+    [
+        alias_bomb() + "\ntags: {k: *i}",  # a mapping is turned into one string: 9^9 items
+        alias_bomb() + "\ntags: *i",
+        "title: &t T\naliases: *t",
+        "a: " + "[" * 5000 + "]" * 5000,  # libyaml's loader recursed on the C stack: a crash
+        "a: " + "{b: " * 2000 + "1" + "}" * 2000,
+    ],
+)
 def test_frontmatter_refuses_aliases_and_deep_nesting(yaml_text: str) -> None:
     doc = read_md(f"---\n{yaml_text}\n---\n# Heading\n\nbody\n")
     assert doc.title == "Heading" and doc.tags == () and doc.aliases == ()

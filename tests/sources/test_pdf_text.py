@@ -103,7 +103,8 @@ def test_text_file_is_one_section() -> None:
     assert doc.title == "todo"
     assert doc.text == "first line\n\n狩猟\n"
     assert [(s.heading, s.text, s.line, s.page) for s in doc.sections] == [
-        ("", "first line\n\n狩猟\n", 1, None)]
+        ("", "first line\n\n狩猟\n", 1, None)
+    ]
     assert doc.tags == () and doc.links == ()
 
 
@@ -119,7 +120,8 @@ def test_text_file_with_bom() -> None:
 
 
 @pytest.mark.parametrize(
-    "data", [b"", b" \n ", b"\x00\x01\x02binary", "日本語".encode("euc_jp")],
+    "data",
+    [b"", b" \n ", b"\x00\x01\x02binary", "日本語".encode("euc_jp")],
     ids=["empty", "blank", "binary", "euc-jp"],
 )
 def test_unreadable_text_file_is_skipped(data: bytes) -> None:

@@ -17,24 +17,50 @@ from tsm.sources import SkipFile, markdown, pdf, text
 from tsm.sources.markdown import split_frontmatter
 
 SAMPLE_PDF = Path(__file__).resolve().parents[2] / "examples/vault/research/git-admin-guide.pdf"
-EXAMPLES = settings(max_examples=200, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
 
 # Markdown's own characters, weighted in, so the syntax paths are walked, not just prose.
 def tokens(*pieces: str, max_size: int = 120) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(pieces), max_size=max_size).map("".join)
 
 
-MARKUP = tokens(*"[]()<>!#*_`~|-:\"'&{}\\/ \t\n\r", "a", "b", "1", "狩", "猟", "é", "\u3000",
-                "\x00", "---\n", "```", "[[", "]]", "](", "# ", "#tag", "&a", "*a", "http:")
+MARKUP = tokens(
+    *"[]()<>!#*_`~|-:\"'&{}\\/ \t\n\r",
+    "a",
+    "b",
+    "1",
+    "狩",
+    "猟",
+    "é",
+    "\u3000",
+    "\x00",
+    "---\n",
+    "```",
+    "[[",
+    "]]",
+    "](",
+    "# ",
+    "#tag",
+    "&a",
+    "*a",
+    "http:",
+)
 ANY_TEXT = st.text(max_size=300)
 
 
 def check(doc: Document, source: bytes) -> None:
     """What a reader returns can be stored and is no larger than what it read."""
-    for value in (doc.path, doc.title, doc.text, *doc.tags, *doc.aliases,
-                  *(s.heading for s in doc.sections), *(s.text for s in doc.sections),
-                  *(link.target for link in doc.links)):
+    for value in (
+        doc.path,
+        doc.title,
+        doc.text,
+        *doc.tags,
+        *doc.aliases,
+        *(s.heading for s in doc.sections),
+        *(s.text for s in doc.sections),
+        *(link.target for link in doc.links),
+    ):
         assert isinstance(value, str)
         value.encode("utf-8")  # no lone surrogate reaches SQLite
     assert len(doc.text.encode()) <= len(source) + 3
@@ -56,9 +82,24 @@ def test_markdown_reader_returns_a_document_or_skips(data: bytes) -> None:
     read_or_skip(markdown.read, data, "notes/n.md")
 
 
-YAMLISH = tokens(*"&*!|>[]{}:,-?%@`'\"# \n\tab1", "tags", "title", "created", "2024-13-45",
-                 "<<", "!!binary", "!!python/object", "~", "null", "aliases", "\ufeff", ": ",
-                 "\n- ", "&a ", "*a")
+YAMLISH = tokens(
+    *"&*!|>[]{}:,-?%@`'\"# \n\tab1",
+    "tags",
+    "title",
+    "created",
+    "2024-13-45",
+    "<<",
+    "!!binary",
+    "!!python/object",
+    "~",
+    "null",
+    "aliases",
+    "\ufeff",
+    ": ",
+    "\n- ",
+    "&a ",
+    "*a",
+)
 
 
 @EXAMPLES
@@ -77,9 +118,9 @@ def test_text_reader_returns_a_document_or_skips(data: bytes) -> None:
 
 
 _TEMPLATE = SAMPLE_PDF.read_bytes()
-META_VALUE = (st.text(max_size=60)
-              .map(lambda t: TextStringObject(t.encode("utf-8", "replace").decode()))
-              | st.binary(max_size=60).map(ByteStringObject))
+META_VALUE = st.text(max_size=60).map(
+    lambda t: TextStringObject(t.encode("utf-8", "replace").decode())
+) | st.binary(max_size=60).map(ByteStringObject)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -31,8 +31,11 @@ def db(tmp_path: Path) -> Path:
 def test_disk_full(db: Path) -> None:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA max_page_count = 40")  # SQLite's own way to make SQLITE_FULL
-    exc = error_of(lambda: conn.executemany("INSERT INTO meta VALUES (?, ?)",
-                                            [(str(i), "x" * 4000) for i in range(100)]))
+    exc = error_of(
+        lambda: conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)", [(str(i), "x" * 4000) for i in range(100)]
+        )
+    )
     error = translate(exc, db)
     assert isinstance(error, StorageFailure) and error.exit_code == 2
     assert error.message.startswith("the disk is full") and str(db) in error.message

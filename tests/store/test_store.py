@@ -39,24 +39,56 @@ def db(db_path: Path) -> Iterator[sqlite3.Connection]:
     conn.close()
 
 
-def make_doc(path: str, bodies: list[str], *, tags: tuple[str, ...] = ("t",),
-             links: tuple[Link, ...] = (), hashes: list[str] | None = None
-             ) -> tuple[Document, list[ChunkRow]]:
-    doc = Document(path=path, type="markdown", title=f"Title of {path}", text="\n\n".join(bodies),
-                   sections=tuple(Section("H", b) for b in bodies), tags=tags, links=links,
-                   aliases=("alias",), status="draft", created="2024-01-01",
-                   updated="2024-02-01", date="2024-02-01", date_source="frontmatter:updated")
+def make_doc(
+    path: str,
+    bodies: list[str],
+    *,
+    tags: tuple[str, ...] = ("t",),
+    links: tuple[Link, ...] = (),
+    hashes: list[str] | None = None,
+) -> tuple[Document, list[ChunkRow]]:
+    doc = Document(
+        path=path,
+        type="markdown",
+        title=f"Title of {path}",
+        text="\n\n".join(bodies),
+        sections=tuple(Section("H", b) for b in bodies),
+        tags=tags,
+        links=links,
+        aliases=("alias",),
+        status="draft",
+        created="2024-01-01",
+        updated="2024-02-01",
+        date="2024-02-01",
+        date_source="frontmatter:updated",
+    )
     keys = hashes or [f"{path}#{i}:{b}" for i, b in enumerate(bodies)]
-    rows = [ChunkRow(Chunk(i, "H", b, line=1), fts_title=doc.title, fts_section="h",
-                     fts_body=b, embed_hash=keys[i]) for i, b in enumerate(bodies)]
+    rows = [
+        ChunkRow(
+            Chunk(i, "H", b, line=1),
+            fts_title=doc.title,
+            fts_section="h",
+            fts_body=b,
+            embed_hash=keys[i],
+        )
+        for i, b in enumerate(bodies)
+    ]
     return doc, rows
 
 
 def add(conn: sqlite3.Connection, path: str, bodies: list[str], **kw: object) -> int:
     doc, rows = make_doc(path, bodies, **kw)  # type: ignore[arg-type]
     with Transaction(conn):
-        return write_document(conn, doc, rows, content_hash=f"hash:{path}:{len(bodies)}",
-                              size=10, mtime=1.5, category="note", fts_tags="t")
+        return write_document(
+            conn,
+            doc,
+            rows,
+            content_hash=f"hash:{path}:{len(bodies)}",
+            size=10,
+            mtime=1.5,
+            category="note",
+            fts_tags="t",
+        )
 
 
 def count(conn: sqlite3.Connection, sql: str, *params: object) -> int:
@@ -66,15 +98,23 @@ def count(conn: sqlite3.Connection, sql: str, *params: object) -> int:
 def assert_fts_in_step(conn: sqlite3.Connection) -> None:
     total = count(conn, "SELECT COUNT(*) FROM chunks")
     assert count(conn, "SELECT COUNT(*) FROM chunks_fts") == total
-    assert count(conn, "SELECT COUNT(*) FROM chunks_fts "
-                       "WHERE rowid NOT IN (SELECT id FROM chunks)") == 0
-    assert count(conn, "SELECT COUNT(*) FROM chunks "
-                       "WHERE id NOT IN (SELECT rowid FROM chunks_fts)") == 0
+    assert (
+        count(conn, "SELECT COUNT(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)")
+        == 0
+    )
+    assert (
+        count(conn, "SELECT COUNT(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)")
+        == 0
+    )
 
 
 def fts_ids(conn: sqlite3.Connection, word: str) -> set[int]:
-    return {r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                       (f'"{word}"',))}
+    return {
+        r[0]
+        for r in conn.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{word}"',)
+        )
+    }
 
 
 # --- opening ---------------------------------------------------------------------------------
@@ -162,8 +202,9 @@ def test_migrations_from_version_one_backfill_names(tmp_path: Path) -> None:
     conn.execute("""INSERT INTO documents(path, type, title, content_hash, size, mtime, category,
                     aliases, text, indexed_at) VALUES ('notes/My Note.md', 'markdown', 'Title',
                     'h', 1, 0, 'note', '["Alias"]', 'x', 0)""")
-    conn.execute("INSERT INTO links(document_id, target, link_type) "
-                 "VALUES (1, 'Other', 'wikilink')")
+    conn.execute(
+        "INSERT INTO links(document_id, target, link_type) VALUES (1, 'Other', 'wikilink')"
+    )
     assert migrations.apply(conn) == len(migrations.MIGRATIONS)
     names = set(conn.execute("SELECT name, kind FROM names").fetchall())
     assert {("my note", "stem"), ("title", "title"), ("alias", "alias")} <= names
@@ -176,19 +217,35 @@ def test_migrations_from_version_one_backfill_names(tmp_path: Path) -> None:
 
 def test_write_document_stores_everything(db: sqlite3.Connection) -> None:
     links = (Link("Other", "wikilink"), Link("sub/x.md", "markdown"))
-    doc_id = add(db, "notes/a.md", ["deer trap", "licence exam"], tags=("hunting", "狩猟"),
-                 links=links)
-    row = db.execute("SELECT path, type, title, status, created, updated, doc_date, date_source,"
-                     " aliases, category FROM documents WHERE id = ?", (doc_id,)).fetchone()
-    assert row == ("notes/a.md", "markdown", "Title of notes/a.md", "draft", "2024-01-01",
-                   "2024-02-01", "2024-02-01", "frontmatter:updated", '["alias"]', "note")
-    chunks = db.execute("SELECT chunk_index, section, text FROM chunks WHERE document_id = ? "
-                        "ORDER BY chunk_index", (doc_id,)).fetchall()
+    doc_id = add(
+        db, "notes/a.md", ["deer trap", "licence exam"], tags=("hunting", "狩猟"), links=links
+    )
+    row = db.execute(
+        "SELECT path, type, title, status, created, updated, doc_date, date_source,"
+        " aliases, category FROM documents WHERE id = ?",
+        (doc_id,),
+    ).fetchone()
+    assert row == (
+        "notes/a.md",
+        "markdown",
+        "Title of notes/a.md",
+        "draft",
+        "2024-01-01",
+        "2024-02-01",
+        "2024-02-01",
+        "frontmatter:updated",
+        '["alias"]',
+        "note",
+    )
+    chunks = db.execute(
+        "SELECT chunk_index, section, text FROM chunks WHERE document_id = ? ORDER BY chunk_index",
+        (doc_id,),
+    ).fetchall()
     assert chunks == [(0, "H", "deer trap"), (1, "H", "licence exam")]
     assert {t for (t,) in db.execute("SELECT tag FROM tags")} == {"hunting", "狩猟"}
-    assert db.execute("SELECT target, link_type, target_key FROM links ORDER BY rowid"
-                      ).fetchall() == [("Other", "wikilink", "other"),
-                                       ("sub/x.md", "markdown", "x")]
+    assert db.execute(
+        "SELECT target, link_type, target_key FROM links ORDER BY rowid"
+    ).fetchall() == [("Other", "wikilink", "other"), ("sub/x.md", "markdown", "x")]
     assert len(fts_ids(db, "deer")) == 1
     assert_fts_in_step(db)
 
@@ -232,8 +289,9 @@ def test_failed_transaction_leaves_previous_state(db: sqlite3.Connection) -> Non
     doc, rows = make_doc("a.md", ["replacement"])
     with pytest.raises(RuntimeError):
         with Transaction(db):
-            write_document(db, doc, rows, content_hash="new", size=1, mtime=0.0,
-                           category="note", fts_tags="")
+            write_document(
+                db, doc, rows, content_hash="new", size=1, mtime=0.0, category="note", fts_tags=""
+            )
             raise RuntimeError("crash mid-write")
     assert len(fts_ids(db, "original")) == 1
     assert fts_ids(db, "replacement") == set()
@@ -259,8 +317,7 @@ def embed_pending(conn: sqlite3.Connection, embedder: FakeEmbedder) -> int:
     todo = vectors.pending(conn, embedder.name)
     matrix = embedder.embed_documents([p.text for p in todo])
     with Transaction(conn):
-        vectors.store(conn, embedder.name, zip([p.embed_hash for p in todo], matrix,
-                                               strict=True))
+        vectors.store(conn, embedder.name, zip([p.embed_hash for p in todo], matrix, strict=True))
     return len(todo)
 
 
@@ -341,8 +398,12 @@ def test_changed_rows_are_looked_up_by_chunk_id(db: sqlite3.Connection) -> None:
     add(db, "a.md", [f"chunk {i}" for i in range(60)])
     embed_pending(db, embedder)
     ids = [r[0] for r in db.execute("SELECT id FROM chunks ORDER BY id")][10:50]
-    plan = [row[3] for row in db.execute("EXPLAIN QUERY PLAN " + vectors._changed_rows_sql(
-        len(ids)), (embedder.name, *ids))]
+    plan = [
+        row[3]
+        for row in db.execute(
+            "EXPLAIN QUERY PLAN " + vectors._changed_rows_sql(len(ids)), (embedder.name, *ids)
+        )
+    ]
     assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan
     found, _, matrix = vectors.load_matrix(db, embedder.name, ids)
     assert found.tolist() == ids
@@ -374,13 +435,16 @@ def test_meta_round_trip(db: sqlite3.Connection) -> None:
 def live_rows(index: VectorIndex) -> dict[int, tuple[int, bytes]]:
     """chunk id → (document id, vector bytes) of the rows a search can return."""
     dead = set() if index.dead is None else set(index.dead.tolist())
-    return {int(c): (int(d), index.matrix[i].tobytes())
-            for i, (c, d) in enumerate(zip(index.chunk_ids, index.doc_ids, strict=True))
-            if i not in dead}
+    return {
+        int(c): (int(d), index.matrix[i].tobytes())
+        for i, (c, d) in enumerate(zip(index.chunk_ids, index.doc_ids, strict=True))
+        if i not in dead
+    }
 
 
-def test_incremental_vector_index_matches_a_fresh_load(db: sqlite3.Connection,
-                                                       db_path: Path) -> None:
+def test_incremental_vector_index_matches_a_fresh_load(
+    db: sqlite3.Connection, db_path: Path
+) -> None:
     """Random edits, deletions, embedding batches, dropped vectors and a pruned change log:
     after each, the index patched from the change log equals one loaded from scratch."""
     import random
@@ -398,16 +462,23 @@ def test_incremental_vector_index_matches_a_fresh_load(db: sqlite3.Connection,
             path = f"n{rng.randrange(12)}.md"
             add(db, path, [f"{path} body {rng.randrange(5)} {i}" for i in range(rng.randint(1, 4))])
         elif action == "delete":
-            doc_id = db.execute("SELECT id FROM documents WHERE path = ?",
-                                (rng.choice(paths),)).fetchone()[0]
+            doc_id = db.execute(
+                "SELECT id FROM documents WHERE path = ?", (rng.choice(paths),)
+            ).fetchone()[0]
             with Transaction(db):
                 delete_document(db, doc_id)
         elif action == "embed":
             batch = vectors.pending(db, embedder.name, rng.randint(1, 5))
             with Transaction(db):
-                vectors.store(db, embedder.name, zip(
-                    [p.embed_hash for p in batch],
-                    embedder.embed_documents([p.text for p in batch]), strict=True))
+                vectors.store(
+                    db,
+                    embedder.name,
+                    zip(
+                        [p.embed_hash for p in batch],
+                        embedder.embed_documents([p.text for p in batch]),
+                        strict=True,
+                    ),
+                )
         elif action == "drop":
             with Transaction(db):
                 vectors.drop_orphans(db)

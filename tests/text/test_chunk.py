@@ -64,15 +64,23 @@ def test_paragraph_separator_with_blank_whitespace_lines() -> None:
 def test_long_paragraph_splits_on_english_sentences() -> None:
     text = "First sentence here. Is this the second? Yes, the third! And v1.2 stays whole."
     pieces = split_text(text, 25)
-    assert pieces == ["First sentence here.", "Is this the second?", "Yes, the third!",
-                      "And v1.2 stays whole."]
+    assert pieces == [
+        "First sentence here.",
+        "Is this the second?",
+        "Yes, the third!",
+        "And v1.2 stays whole.",
+    ]
 
 
 def test_long_paragraph_splits_on_japanese_sentences() -> None:
     text = "狩猟免許を取得した。" + "罠を仕掛けた！" + "鹿はかかったか？" + "まだ分からない。"
     pieces = split_text(text, 12)
-    assert pieces == ["狩猟免許を取得した。", "罠を仕掛けた！", "鹿はかかったか？",
-                      "まだ分からない。"]
+    assert pieces == [
+        "狩猟免許を取得した。",
+        "罠を仕掛けた！",
+        "鹿はかかったか？",
+        "まだ分からない。",
+    ]
 
 
 def test_sentences_are_packed_up_to_the_limit() -> None:
@@ -92,8 +100,21 @@ def test_unbreakable_run_is_hard_cut() -> None:
 @pytest.mark.parametrize("max_chars", [15, 40, 120, 500])
 def test_random_texts_never_exceed_max_and_lose_nothing(max_chars: int) -> None:
     rng = random.Random(max_chars)
-    words = ["alpha", "beta", "狩猟", "免許を取得した。", "v1.2", "end.", "why?", "wow!",
-             "です。", "x" * 60, "長い文章" * 20, "LoRa", "🦌"]
+    words = [
+        "alpha",
+        "beta",
+        "狩猟",
+        "免許を取得した。",
+        "v1.2",
+        "end.",
+        "why?",
+        "wow!",
+        "です。",
+        "x" * 60,
+        "長い文章" * 20,
+        "LoRa",
+        "🦌",
+    ]
     seps = [" ", " ", "\n", "\n\n", "", "  \n \n", "\t"]
     for _ in range(300):
         text = "".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(1, 60)))

@@ -101,12 +101,20 @@ def test_get_tokenizer_is_shared() -> None:
 @pytest.fixture
 def fts(tok: JapaneseTokenizer) -> Iterator[sqlite3.Connection]:
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, "
-                 "tokenize = 'porter unicode61 remove_diacritics 2')")
-    docs = ["狩猟免許を取得した", "捕獲報告アプリを作った", "ＬｏＲａモジュールの設定",
-            "Gitのinstall手順", "Mirror every repository nightly"]
-    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)",
-                     [(i, tok.index_text(d)) for i, d in enumerate(docs, 1)])
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+    docs = [
+        "狩猟免許を取得した",
+        "捕獲報告アプリを作った",
+        "ＬｏＲａモジュールの設定",
+        "Gitのinstall手順",
+        "Mirror every repository nightly",
+    ]
+    conn.executemany(
+        "INSERT INTO t(rowid, body) VALUES (?, ?)",
+        [(i, tok.index_text(d)) for i, d in enumerate(docs, 1)],
+    )
     yield conn
     conn.close()
 
@@ -125,8 +133,9 @@ def fts(tok: JapaneseTokenizer) -> Iterator[sqlite3.Connection]:
         ("mirrors repositories", 5),  # porter stemming on both sides
     ],
 )
-def test_query_terms_find_index_text_in_fts5(tok: JapaneseTokenizer, fts: sqlite3.Connection,
-                                             query: str, rowid: int) -> None:
+def test_query_terms_find_index_text_in_fts5(
+    tok: JapaneseTokenizer, fts: sqlite3.Connection, query: str, rowid: int
+) -> None:
     expr = match_expression(tok.query_terms(query))
     assert expr is not None
     rows = fts.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (expr,)).fetchall()

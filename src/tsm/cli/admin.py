@@ -14,26 +14,39 @@ START_WAIT = 30.0
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("status", parents=[parent],
-                       help="index counts, model, schema; daemon, embedder, watcher and queue")
+    p = sub.add_parser(
+        "status",
+        parents=[parent],
+        help="index counts, model, schema; daemon, embedder, watcher and queue",
+    )
     p.set_defaults(handler=run_status)
-    p = sub.add_parser("doctor", parents=[parent],
-                       help="check the index, daemon, embedder and paths; suggest fixes",
-                       description="Check the index, daemon, embedder and paths and print a "
-                       "fix for each problem. Exit 0 when no check reports an error "
-                       "(warnings allowed), 2 when one does.")
+    p = sub.add_parser(
+        "doctor",
+        parents=[parent],
+        help="check the index, daemon, embedder and paths; suggest fixes",
+        description="Check the index, daemon, embedder and paths and print a "
+        "fix for each problem. Exit 0 when no check reports an error "
+        "(warnings allowed), 2 when one does.",
+    )
     p.set_defaults(handler=run_doctor)
-    p = sub.add_parser("start", parents=[parent],
-                       help="start the resident daemon (fast searches, file watching)")
+    p = sub.add_parser(
+        "start", parents=[parent], help="start the resident daemon (fast searches, file watching)"
+    )
     p.set_defaults(handler=run_start)
     p = sub.add_parser("stop", parents=[parent], help="stop the resident daemon")
     p.set_defaults(handler=run_stop)
-    p = sub.add_parser("restart", parents=[parent],
-                       help="restart the daemon (reloads settings and a crashed model)")
+    p = sub.add_parser(
+        "restart",
+        parents=[parent],
+        help="restart the daemon (reloads settings and a crashed model)",
+    )
     p.set_defaults(handler=run_restart)
     # No help= keeps it out of `tsm --help`: users run `tsm start`, which runs this.
-    p = sub.add_parser("daemon", description="Run the daemon in the foreground (internal: "
-                       "`tsm start` and searches launch it detached).")
+    p = sub.add_parser(
+        "daemon",
+        description="Run the daemon in the foreground (internal: "
+        "`tsm start` and searches launch it detached).",
+    )
     p.add_argument("--no-watch", action="store_true", help="do not watch the index root")
     p.set_defaults(handler=run_daemon)
 
@@ -53,11 +66,12 @@ def run_status(args: argparse.Namespace) -> int:
     if status is None:
         status = local_backend().status()
         status["daemon"] = daemon_state(settings)
-        status["embedder"] = {"state": "not loaded (no daemon)",
-                              "model_spec": settings.embedder}
+        status["embedder"] = {"state": "not loaded (no daemon)", "model_spec": settings.embedder}
         status["watcher"] = {"state": "off (no daemon)"}
-        status["queue"] = {"writer_jobs": 0,
-                           "chunks_without_vectors": status.get("chunks_without_vectors")}
+        status["queue"] = {
+            "writer_jobs": 0,
+            "chunks_without_vectors": status.get("chunks_without_vectors"),
+        }
         if status["daemon"].get("warning"):  # another user's daemon on our socket
             print(f"tsm: warning: {status['daemon']['warning']}", file=sys.stderr)
     emit(args, status, mapping(status))
@@ -87,8 +101,12 @@ def run_doctor(args: argparse.Namespace) -> int:
     from ..errors import SystemFailure
     from .main import error_text
 
-    print(error_text(SystemFailure(f"doctor found {errors} error(s)", "see the fixes above"),
-                     args.output), file=sys.stderr)
+    print(
+        error_text(
+            SystemFailure(f"doctor found {errors} error(s)", "see the fixes above"), args.output
+        ),
+        file=sys.stderr,
+    )
     return 2
 
 
@@ -98,8 +116,10 @@ def doctor_text(report: dict[str, Any]) -> str:
     for section in report["sections"]:
         lines.append(f"{section['name']}:")
         for entry in section["items"]:
-            lines.append(f"  {marks.get(entry['status'], entry['status'])} {entry['name']}: "
-                         f"{entry['message']}")
+            lines.append(
+                f"  {marks.get(entry['status'], entry['status'])} {entry['name']}: "
+                f"{entry['message']}"
+            )
             if entry.get("fix") and entry["status"] != "ok":
                 lines.append(f"        fix: {entry['fix']}")
     count = report["issue_count"]
@@ -113,8 +133,7 @@ def run_start(args: argparse.Namespace) -> int:
     settings = load_settings()
     before = daemon_state(settings)
     if before["state"] == "running":
-        data = {"started": False, "running": True, "pid": before["pid"],
-                "socket": before["socket"]}
+        data = {"started": False, "running": True, "pid": before["pid"], "socket": before["socket"]}
         emit(args, data, f"the daemon is already running (pid {before['pid']})")
         return 0
     if not ensure_started(settings, START_WAIT):
@@ -146,11 +165,17 @@ def run_restart(args: argparse.Namespace) -> int:
     settings = load_settings()
     stopped = stop(settings)
     if not ensure_started(settings, START_WAIT):
-        raise DaemonUnreachable("the daemon did not start again",
-                                f"see the logs in {settings.state_dir / 'logs'}")
+        raise DaemonUnreachable(
+            "the daemon did not start again", f"see the logs in {settings.state_dir / 'logs'}"
+        )
     after = daemon_state(settings)
-    data = {"stopped": stopped["stopped"], "previous_pid": stopped["pid"], "started": True,
-            "pid": after["pid"], "socket": after["socket"]}
+    data = {
+        "stopped": stopped["stopped"],
+        "previous_pid": stopped["pid"],
+        "started": True,
+        "pid": after["pid"],
+        "socket": after["socket"],
+    }
     emit(args, data, f"restarted the daemon (pid {after['pid']})")
     return 0
 

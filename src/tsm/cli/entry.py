@@ -35,8 +35,12 @@ def main() -> int:
 
 def forward(argv: list[str]) -> int | None:
     """Exit code of the search the daemon ran for us, or None to run the full CLI."""
-    if not argv or argv[0] != "search" or _NOT_FORWARDED.intersection(argv) or \
-            os.environ.get("TSM_DEBUG") == "1":
+    if (
+        not argv
+        or argv[0] != "search"
+        or _NOT_FORWARDED.intersection(argv)
+        or os.environ.get("TSM_DEBUG") == "1"
+    ):
         return None
     from .. import locate
 
@@ -48,11 +52,17 @@ def forward(argv: list[str]) -> int | None:
     sock_path = os.path.join(locate.state_dir(root, os.environ), locate.SOCKET_NAME)
     if not os.path.exists(sock_path):
         return None  # not running: the full CLI decides whether to start it
-    reply = _ask(sock_path, {
-        "argv": argv, "cwd": cwd, "tty": sys.stdout.isatty(),
-        "env": {k: v for k, v in os.environ.items()
-                if k.startswith("TSM_") or k in _FORWARDED_ENV},
-    })
+    reply = _ask(
+        sock_path,
+        {
+            "argv": argv,
+            "cwd": cwd,
+            "tty": sys.stdout.isatty(),
+            "env": {
+                k: v for k, v in os.environ.items() if k.startswith("TSM_") or k in _FORWARDED_ENV
+            },
+        },
+    )
     if reply is None:
         return None
     out, err, code = reply

@@ -16,38 +16,61 @@ from .runtime import daemon_backend, emit, load_settings, local_backend, progres
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("init", parents=[parent],
-                       help="create the index and commented config files (never overwrites)")
+    p = sub.add_parser(
+        "init",
+        parents=[parent],
+        help="create the index and commented config files (never overwrites)",
+    )
     p.set_defaults(handler=run_init)
     p = sub.add_parser("index", parents=[parent], help="index files or folders (incremental)")
-    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
-                   help="files or folders (default: the content dirs, else the index root)")
-    p.add_argument("--files-from-stdin", action="store_true",
-                   help="read paths to index from standard input, one per line")
-    p.add_argument("--no-embed", action="store_true",
-                   help="only update the keyword index; vectors are added later")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="files or folders (default: the content dirs, else the index root)",
+    )
+    p.add_argument(
+        "--files-from-stdin",
+        action="store_true",
+        help="read paths to index from standard input, one per line",
+    )
+    p.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="only update the keyword index; vectors are added later",
+    )
     p.set_defaults(handler=run_index)
-    p = sub.add_parser("ingest-session", parents=[parent],
-                       help="add a Claude Code session transcript (JSONL) as Q&A chunks")
+    p = sub.add_parser(
+        "ingest-session",
+        parents=[parent],
+        help="add a Claude Code session transcript (JSONL) as Q&A chunks",
+    )
     p.add_argument("file", type=Path, metavar="FILE", help="the transcript (.jsonl)")
     p.set_defaults(handler=run_ingest_session)
-    p = sub.add_parser("reindex", parents=[parent],
-                       help="rebuild keyword rows (fts), vectors, or both (all) from stored text",
-                       description="fts: re-tokenize stored chunks into the keyword index; "
-                       "vectors: drop every vector and embed again; all: both. With the "
-                       "daemon running this returns at once and runs in the background while "
-                       "searches go on; without it, it runs here.")
+    p = sub.add_parser(
+        "reindex",
+        parents=[parent],
+        help="rebuild keyword rows (fts), vectors, or both (all) from stored text",
+        description="fts: re-tokenize stored chunks into the keyword index; "
+        "vectors: drop every vector and embed again; all: both. With the "
+        "daemon running this returns at once and runs in the background while "
+        "searches go on; without it, it runs here.",
+    )
     p.add_argument("target", choices=("all", "fts", "vectors"), help="what to rebuild")
     p.set_defaults(handler=run_reindex)
-    p = sub.add_parser("rebuild", parents=[parent],
-                       help="back up the DB and rebuild the index from scratch (--apply)",
-                       description="Without --apply, print what would be done. With --apply: "
-                       "stop the daemon if it runs (the next search starts it again), build a "
-                       "new index beside the old one from every file and every transcript the "
-                       "old one knew (keeping the rows of transcripts that are gone), reuse "
-                       "vectors of unchanged text, and swap it in with one rename; the old DB "
-                       "stays as <db>.bak-<timestamp>. Any failure before the swap (disk full, "
-                       "Ctrl-C) leaves the old index as it was.")
+    p = sub.add_parser(
+        "rebuild",
+        parents=[parent],
+        help="back up the DB and rebuild the index from scratch (--apply)",
+        description="Without --apply, print what would be done. With --apply: "
+        "stop the daemon if it runs (the next search starts it again), build a "
+        "new index beside the old one from every file and every transcript the "
+        "old one knew (keeping the rows of transcripts that are gone), reuse "
+        "vectors of unchanged text, and swap it in with one rename; the old DB "
+        "stays as <db>.bak-<timestamp>. Any failure before the swap (disk full, "
+        "Ctrl-C) leaves the old index as it was.",
+    )
     p.add_argument("--apply", action="store_true", help="really do it")
     p.set_defaults(handler=run_rebuild)
 
@@ -59,10 +82,12 @@ def run_init(args: argparse.Namespace) -> int:
     result: dict[str, Any] = dict(backend.init())
     # Setting up an index here is the user vouching for it (README "Trust model").
     result["trust"] = trust_root(backend.settings.index_root)
-    lines = [f"created  {p}" for p in result["created"]] + \
-        [f"kept     {p}" for p in result["existing"]] + \
-        [f"trusted  {result['trust']['root']}"] + \
-        [f"  now honoured: {line}" for line in result["trust"]["honoured"]]
+    lines = (
+        [f"created  {p}" for p in result["created"]]
+        + [f"kept     {p}" for p in result["existing"]]
+        + [f"trusted  {result['trust']['root']}"]
+        + [f"  now honoured: {line}" for line in result["trust"]["honoured"]]
+    )
     emit(args, result, "\n".join(lines))
     return 0
 
@@ -84,13 +109,16 @@ def run_index(args: argparse.Namespace) -> int:
         use_bulk_threads()  # this process embeds documents only
         backend = local_backend()
         data = asdict(backend.index(paths, embed=not args.no_embed, progress=progress_bar(args)))
-    human = (f"indexed {data['indexed']}, unchanged {data['unchanged']}, removed "
-             f"{data['removed']}, renamed {data['renamed']}, chunks {data['chunks']}, "
-             f"embedded {data['embedded']} in {data['took_ms'] / 1000:.1f}s")
+    human = (
+        f"indexed {data['indexed']}, unchanged {data['unchanged']}, removed "
+        f"{data['removed']}, renamed {data['renamed']}, chunks {data['chunks']}, "
+        f"embedded {data['embedded']} in {data['took_ms'] / 1000:.1f}s"
+    )
     if data.get("embedded_in_background"):
         human += " (the daemon embeds new text in the background)"
-    human += "".join(f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}"
-                     for s in data["skipped"])
+    human += "".join(
+        f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}" for s in data["skipped"]
+    )
     human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0
@@ -123,8 +151,9 @@ def run_ingest_session(args: argparse.Namespace) -> int:
     elif data["unchanged"]:
         human = f"{args.file} is unchanged since it was ingested; nothing to do"
     else:
-        human = "; ".join(f"skipped {one_line(s['path'])}: {one_line(s['reason'])}"
-                          for s in data["skipped"])
+        human = "; ".join(
+            f"skipped {one_line(s['path'])}: {one_line(s['reason'])}" for s in data["skipped"]
+        )
     human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0
@@ -152,21 +181,29 @@ def run_rebuild(args: argparse.Namespace) -> int:
     settings = load_settings()
     if not args.apply:
         plan = rebuild.plan(settings)
-        human = "\n".join(["would (run again with --apply):",
-                           *(f"  {i}. {s}" for i, s in enumerate(plan["steps"], 1))])
+        human = "\n".join(
+            [
+                "would (run again with --apply):",
+                *(f"  {i}. {s}" for i, s in enumerate(plan["steps"], 1)),
+            ]
+        )
         emit(args, plan, human)
         return 0
     data = rebuild.rebuild(settings, progress_bar(args))
     sessions = data["sessions"]
-    human = (f"rebuilt: {data['indexed']} files, {data['chunks']} chunks, "
-             f"{len(sessions['reingested'])} transcripts ingested again from outside the "
-             f"root, {data['vectors_reused']} vectors reused, {data['embedded']} embedded; "
-             f"backup at {data['backup'] or '(none: there was no index)'}")
-    human += "".join(f"\nkept from the old index: {one_line(k['path'])} "
-                     f"({one_line(k['reason'])})"
-                     for k in sessions["kept_from_old_index"])
-    human += "".join(f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}"
-                     for s in data["skipped"])
+    human = (
+        f"rebuilt: {data['indexed']} files, {data['chunks']} chunks, "
+        f"{len(sessions['reingested'])} transcripts ingested again from outside the "
+        f"root, {data['vectors_reused']} vectors reused, {data['embedded']} embedded; "
+        f"backup at {data['backup'] or '(none: there was no index)'}"
+    )
+    human += "".join(
+        f"\nkept from the old index: {one_line(k['path'])} ({one_line(k['reason'])})"
+        for k in sessions["kept_from_old_index"]
+    )
+    human += "".join(
+        f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}" for s in data["skipped"]
+    )
     human += "".join(f"\nwarning: {w}" for w in data["warnings"])
     emit(args, data, human)
     return 0

@@ -24,8 +24,13 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def format_option() -> argparse.ArgumentParser:
     parent = ArgumentParser(add_help=False)
-    parent.add_argument("-f", "--format", choices=("json", "human", "text"), default=None,
-                        help="output format (default: human on a terminal, json otherwise)")
+    parent.add_argument(
+        "-f",
+        "--format",
+        choices=("json", "human", "text"),
+        default=None,
+        help="output format (default: human on a terminal, json otherwise)",
+    )
     return parent
 
 
@@ -33,7 +38,8 @@ def build_parser() -> ArgumentParser:
     from .. import __version__
 
     parser = ArgumentParser(
-        prog="tsm", description="The Space Memory: local hybrid search over your notes.",
+        prog="tsm",
+        description="The Space Memory: local hybrid search over your notes.",
         epilog="Exit codes: 0 ok, 1 user error, 2 system error. TSM_DEBUG=1 shows tracebacks.",
     )
     parser.add_argument("--version", action="version", version=f"tsm {__version__}")
@@ -82,8 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(known, fmt)
         if os.environ.get("TSM_DEBUG") == "1":
             raise
-        return _report(SystemFailure(f"unexpected error: {type(exc).__name__}: {exc}",
-                                     "rerun with TSM_DEBUG=1 and report it"), fmt)
+        return _report(
+            SystemFailure(
+                f"unexpected error: {type(exc).__name__}: {exc}",
+                "rerun with TSM_DEBUG=1 and report it",
+            ),
+            fmt,
+        )
 
 
 def _translated(exc: Exception) -> TsmError | None:
@@ -101,9 +112,15 @@ def _translated(exc: Exception) -> TsmError | None:
     return translate(exc, db_path)
 
 
-def run_forwarded(parse: Callable[[list[str]], argparse.Namespace], argv: list[str], *,
-                  environ: Mapping[str, str], tty: bool, settings: Any,
-                  render: Callable[[dict[str, Any], Any, str], str]) -> tuple[str, str, int] | None:
+def run_forwarded(
+    parse: Callable[[list[str]], argparse.Namespace],
+    argv: list[str],
+    *,
+    environ: Mapping[str, str],
+    tty: bool,
+    settings: Any,
+    render: Callable[[dict[str, Any], Any, str], str],
+) -> tuple[str, str, int] | None:
     """Run a `tsm search` command line that the thin client (cli/entry.py) forwarded to the
     daemon: the same parser, checks, output and exit codes as `main`, written to strings
     (stdout, stderr, exit code). None when it is not a search the daemon should answer."""
@@ -136,16 +153,18 @@ def refuse_undecodable(args: argparse.Namespace) -> None:
             if isinstance(item, str) and any("\udc80" <= c <= "\udcff" for c in item):
                 shown = item.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
                 label = "query" if name == "query_pos" else name.replace("_", "-")
-                raise UserError(f"the {label} argument is not valid UTF-8: '{shown}'",
-                                "pass text in UTF-8")
+                raise UserError(
+                    f"the {label} argument is not valid UTF-8: '{shown}'", "pass text in UTF-8"
+                )
 
 
 def _check_working_directory() -> None:
     try:
         os.getcwd()
     except FileNotFoundError:
-        raise UserError("the current directory no longer exists",
-                        "cd to an existing directory") from None
+        raise UserError(
+            "the current directory no longer exists", "cd to an existing directory"
+        ) from None
 
 
 def _wants_json(argv: list[str]) -> bool:

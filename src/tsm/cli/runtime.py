@@ -52,8 +52,13 @@ def progress_bar(args: argparse.Namespace) -> Any:
         key = "embedding" if label == "embedding" else "files"
         bar = bars.get(key)
         if bar is None:
-            bar = bars[key] = tqdm(total=total, unit="chunk" if key == "embedding" else "file",
-                                   desc=key, leave=False, file=sys.stderr)
+            bar = bars[key] = tqdm(
+                total=total,
+                unit="chunk" if key == "embedding" else "file",
+                desc=key,
+                leave=False,
+                file=sys.stderr,
+            )
         bar.total = total
         bar.n = done
         bar.refresh()
@@ -73,8 +78,9 @@ def int_in(low: int, high: int) -> Any:
         except ValueError:
             value = None
         if value is None or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, "
-                                             f"got {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from {low} to {high}, got {text!r}"
+            )
         return value
 
     parse.__name__ = "number"  # argparse names the type in its message

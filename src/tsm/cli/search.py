@@ -15,29 +15,62 @@ MAX_TOP_K = 10_000  # search.query.MAX_TOP_K, which this module must not import 
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("search", parents=[parent], help="hybrid search over the index",
-                       description="Search the index (hybrid FTS5 BM25 + vectors, fused by RRF).")
+    p = sub.add_parser(
+        "search",
+        parents=[parent],
+        help="hybrid search over the index",
+        description="Search the index (hybrid FTS5 BM25 + vectors, fused by RRF).",
+    )
     p.add_argument("query_pos", nargs="*", metavar="QUERY", help="the query")
     p.add_argument("-q", "--query", help="the query (instead of the positional argument)")
-    p.add_argument("-k", "--top-k", type=int_in(1, MAX_TOP_K), default=None,
-                   help="results to return (default 10)")
+    p.add_argument(
+        "-k",
+        "--top-k",
+        type=int_in(1, MAX_TOP_K),
+        default=None,
+        help="results to return (default 10)",
+    )
     modes = p.add_mutually_exclusive_group()
     modes.add_argument("--fts-only", action="store_true", help="keyword search only")
     modes.add_argument("--vec-only", action="store_true", help="vector search only")
-    p.add_argument("--fallback", choices=("error", "fts-only"), default="error",
-                   help="when vectors are unavailable: fail (exit 2) or return keyword results")
-    p.add_argument("--include-content", type=int_in(0, MAX_TOP_K), default=0, metavar="N",
-                   help="add the whole document text to the top N results")
+    p.add_argument(
+        "--fallback",
+        choices=("error", "fts-only"),
+        default="error",
+        help="when vectors are unavailable: fail (exit 2) or return keyword results",
+    )
+    p.add_argument(
+        "--include-content",
+        type=int_in(0, MAX_TOP_K),
+        default=0,
+        metavar="N",
+        help="add the whole document text to the top N results",
+    )
     p.add_argument("--after", metavar="DATE", help="only documents dated on/after YYYY[-MM[-DD]]")
     p.add_argument("--before", metavar="DATE", help="only documents dated on/before YYYY[-MM[-DD]]")
     p.add_argument("--recent", metavar="SPAN", help="only the last 30d, 2w, 3m …")
     p.add_argument("--year", metavar="YYYY", help="only documents dated in that year")
-    p.add_argument("--path", action="append", default=[], metavar="PREFIX",
-                   help="only paths under this relative prefix (repeatable, OR)")
-    p.add_argument("--tag", action="append", default=[], metavar="TAG",
-                   help="only documents with this tag (repeatable, all must match)")
-    p.add_argument("--type", action="append", default=[], metavar="TYPE",
-                   help="markdown, pdf, text or session (repeatable)")
+    p.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="only paths under this relative prefix (repeatable, OR)",
+    )
+    p.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="only documents with this tag (repeatable, all must match)",
+    )
+    p.add_argument(
+        "--type",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help="markdown, pdf, text or session (repeatable)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -48,8 +81,9 @@ def today(environ: Mapping[str, str] | None = None) -> dt.datetime:
         try:
             return dt.datetime.fromisoformat(fixed)
         except ValueError:
-            raise UserError(f"TSM_NOW={fixed!r} is not an ISO date",
-                            "example: 2026-03-18") from None
+            raise UserError(
+                f"TSM_NOW={fixed!r} is not an ISO date", "example: 2026-03-18"
+            ) from None
     return dt.datetime.now()
 
 
@@ -60,16 +94,27 @@ def search_flags(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
         raise UserError("give the query either as an argument or with -q, not both")
     mode = "fts" if args.fts_only else "vector" if args.vec_only else "hybrid"
     return {
-        "text": text, "mode": mode,
+        "text": text,
+        "mode": mode,
         "top_k": args.top_k if args.top_k is not None else settings.get("search.top_k"),
-        "fallback": args.fallback, "after": args.after, "before": args.before,
-        "recent": args.recent, "year": args.year, "paths": args.path, "tags": args.tag,
-        "types": args.type, "include_content": args.include_content,
+        "fallback": args.fallback,
+        "after": args.after,
+        "before": args.before,
+        "recent": args.recent,
+        "year": args.year,
+        "paths": args.path,
+        "tags": args.tag,
+        "types": args.type,
+        "include_content": args.include_content,
     }
 
 
-def run_forwarded(args: argparse.Namespace, settings: Any, environ: Mapping[str, str],
-                  render: Callable[[dict[str, Any], dt.datetime, str], str]) -> str:
+def run_forwarded(
+    args: argparse.Namespace,
+    settings: Any,
+    environ: Mapping[str, str],
+    render: Callable[[dict[str, Any], dt.datetime, str], str],
+) -> str:
     """A search command line the thin client forwarded to the daemon (cli/entry.py): the
     same flags and clock as `run`, rendered by the daemon's `render(flags, now, format)`."""
     return render(search_flags(args, settings), today(environ), args.output)

@@ -12,11 +12,14 @@ from .runtime import emit
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("trust", parents=[parent],
-                       help="trust an index root: honour all of its tsm.toml, let the hooks act",
-                       description="Trust PATH (default: the current index root): its tsm.toml "
-                       "may then set an openai: embedder or folders outside the root, and the "
-                       "Claude Code hooks act there. Recorded in the user config dir.")
+    p = sub.add_parser(
+        "trust",
+        parents=[parent],
+        help="trust an index root: honour all of its tsm.toml, let the hooks act",
+        description="Trust PATH (default: the current index root): its tsm.toml "
+        "may then set an openai: embedder or folders outside the root, and the "
+        "Claude Code hooks act there. Recorded in the user config dir.",
+    )
     p.add_argument("path", nargs="?", type=Path, help="the index root (default: the current one)")
     p.add_argument("--list", action="store_true", help="list the trusted roots")
     p.set_defaults(handler=run_trust)
@@ -41,9 +44,13 @@ def trust_root(root: Path) -> dict[str, Any]:
 
     added = trust.add(root, os.environ)
     folder = os.path.realpath(root)
-    return {"root": folder, "trusted": True, "added": added,
-            "honoured": settings_needing_trust(Path(folder)),
-            "trust_file": str(trust.trust_file(os.environ))}
+    return {
+        "root": folder,
+        "trusted": True,
+        "added": added,
+        "honoured": settings_needing_trust(Path(folder)),
+        "trust_file": str(trust.trust_file(os.environ)),
+    }
 
 
 def run_trust(args: argparse.Namespace) -> int:
@@ -51,8 +58,11 @@ def run_trust(args: argparse.Namespace) -> int:
 
     if args.list:
         roots = trust.listed(os.environ)
-        emit(args, {"trusted": roots, "trust_file": str(trust.trust_file(os.environ))},
-             "\n".join(roots) if roots else "no trusted index roots")
+        emit(
+            args,
+            {"trusted": roots, "trust_file": str(trust.trust_file(os.environ))},
+            "\n".join(roots) if roots else "no trusted index roots",
+        )
         return 0
     data = trust_root(current_root(args.path))
     human = f"{'trusted' if data['added'] else 'already trusted'}: {data['root']}"
@@ -67,6 +77,9 @@ def run_untrust(args: argparse.Namespace) -> int:
     root = current_root(args.path)
     removed = trust.remove(root, os.environ)
     folder = os.path.realpath(root)
-    emit(args, {"root": folder, "trusted": False, "removed": removed},
-         f"{'no longer trusted' if removed else 'was not trusted'}: {folder}")
+    emit(
+        args,
+        {"root": folder, "trusted": False, "removed": removed},
+        f"{'no longer trusted' if removed else 'was not trusted'}: {folder}",
+    )
     return 0

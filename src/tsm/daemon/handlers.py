@@ -69,9 +69,17 @@ class EmbedderHost:
     def status(self) -> dict[str, Any]:
         workers = [w.status() for w in (self.query, self.docs) if w is not None]
         states = {w["state"] for w in workers}
-        state = ("disabled" if self.query is None else "crashed" if "crashed" in states else
-                 "failed" if "failed" in states else "starting" if "starting" in states else
-                 "ready")
+        state = (
+            "disabled"
+            if self.query is None
+            else "crashed"
+            if "crashed" in states
+            else "failed"
+            if "failed" in states
+            else "starting"
+            if "starting" in states
+            else "ready"
+        )
         return {"state": state, "model_spec": self.spec, "workers": workers}
 
     def close(self) -> None:
@@ -103,8 +111,12 @@ class Handlers:
 
         self.embedders = EmbedderHost(self.settings.embedder, log_stream)
         self.writer = Writer(self.settings)  # creates and migrates the DB if needed
-        self.backfill = Backfill(self.settings, self.writer, self.embedders.model_name,
-                                 lambda: cast("Embedder | None", self.embedders.for_backfill()))
+        self.backfill = Backfill(
+            self.settings,
+            self.writer,
+            self.embedders.model_name,
+            lambda: cast("Embedder | None", self.embedders.for_backfill()),
+        )
         if self._want_watch:
             from .watch import Watcher
 
@@ -118,8 +130,11 @@ class Handlers:
 
         started = time.perf_counter()
         try:
-            self._search({"text": WARM_UP_QUERY, "top_k": 1, "fallback": "fts-only"},
-                         dt.datetime.now(), count=False)
+            self._search(
+                {"text": WARM_UP_QUERY, "top_k": 1, "fallback": "fts-only"},
+                dt.datetime.now(),
+                count=False,
+            )
         except Exception:  # an optimisation only: the real searches report real errors
             log.warning("warm-up search failed", exc_info=True)
         log.info("warm-up took %.0f ms", (time.perf_counter() - started) * 1000)
@@ -153,9 +168,12 @@ class Handlers:
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.requests += 1
         if message.get("v") != protocol.VERSION:
-            return protocol.error(f"protocol version {message.get('v')!r} is not supported "
-                                  f"(daemon speaks {protocol.VERSION})", kind="bad_version",
-                                  hint="run `tsm restart` after upgrading tsm")
+            return protocol.error(
+                f"protocol version {message.get('v')!r} is not supported "
+                f"(daemon speaks {protocol.VERSION})",
+                kind="bad_version",
+                hint="run `tsm restart` after upgrading tsm",
+            )
         op = message.get("op")
         method = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
         if method is None:
@@ -163,28 +181,41 @@ class Handlers:
         # `cli` carries the client's environment and checks it itself (op_cli).
         if op not in ("ping", "shutdown", "cli") and message.get("config") != self.fingerprint:
             self._exit_if_config_changed()
-            return protocol.error("this daemon runs with other settings than the client",
-                                  kind="config_mismatch",
-                                  hint="run `tsm restart` to pick up the new settings")
+            return protocol.error(
+                "this daemon runs with other settings than the client",
+                kind="config_mismatch",
+                hint="run `tsm restart` to pick up the new settings",
+            )
         args = message.get("args")
         try:
             if not isinstance(args, dict):
                 raise UserError("request args must be an object")
             return protocol.ok(method(args))
         except TsmError as exc:
-            return protocol.error(exc.message, kind=exc.kind, exit_code=exc.exit_code,
-                                  hint=exc.hint, error_type=type(exc).__name__)
+            return protocol.error(
+                exc.message,
+                kind=exc.kind,
+                exit_code=exc.exit_code,
+                hint=exc.hint,
+                error_type=type(exc).__name__,
+            )
         except Exception as exc:
             known = translate(exc, self.settings.db_path)
             if known is not None:
                 log.warning("op %s failed: %s", op, known.message)
-                return protocol.error(known.message, kind=known.kind,
-                                      exit_code=known.exit_code, hint=known.hint,
-                                      error_type=type(known).__name__)
+                return protocol.error(
+                    known.message,
+                    kind=known.kind,
+                    exit_code=known.exit_code,
+                    hint=known.hint,
+                    error_type=type(known).__name__,
+                )
             log.exception("op %s failed", op)
-            return protocol.error(f"daemon error in {op}: {type(exc).__name__}: {exc}",
-                                  kind="system_error", hint="see the daemon log under "
-                                  f"{self.server.state.logs}")
+            return protocol.error(
+                f"daemon error in {op}: {type(exc).__name__}: {exc}",
+                kind="system_error",
+                hint=f"see the daemon log under {self.server.state.logs}",
+            )
 
     def _exit_if_config_changed(self) -> None:
         """A client with other settings: if tsm.toml changed since we started, step aside so
@@ -196,15 +227,23 @@ class Handlers:
             current = settings_fingerprint(load(self.settings.index_root, os.environ))
         except TsmError:
             current = None  # a broken tsm.toml: keep serving with the settings we have
-        if current is not None and current != self.fingerprint and \
-                not self.server.stopping.is_set():
+        if (
+            current is not None
+            and current != self.fingerprint
+            and not self.server.stopping.is_set()
+        ):
             log.info("configuration changed on disk; exiting so a fresh daemon picks it up")
             threading.Timer(0.05, self.server.shutdown).start()
 
     # -- ops ------------------------------------------------------------------------------
     def op_ping(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"pid": os.getpid(), "version": __version__, "protocol": protocol.VERSION,
-                "config": self.fingerprint, "started_at": self.server.started}
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "protocol": protocol.VERSION,
+            "config": self.fingerprint,
+            "started_at": self.server.started,
+        }
 
     def op_search(self, args: dict[str, Any]) -> dict[str, Any]:
         """`flags` are build_query's keyword arguments; with `render` ("json" or "human") the
@@ -218,16 +257,20 @@ class Handlers:
             return {"rendered": self._search_rendered(flags, now, render)}
         return {"result": json_format.search_to_dict(self._search(flags, now))}
 
-    def _search(self, flags: dict[str, Any], now: dt.datetime, count: bool = True
-                ) -> SearchResult:
+    def _search(self, flags: dict[str, Any], now: dt.datetime, count: bool = True) -> SearchResult:
         from ..backend import LocalBackend
         from ..search.query import build_query
 
-        query = build_query(flags.get("text"), today=now.date(),
-                            **{k: v for k, v in flags.items() if k != "text"})
+        query = build_query(
+            flags.get("text"), today=now.date(), **{k: v for k, v in flags.items() if k != "text"}
+        )
         with self.reader() as conn:
-            backend = LocalBackend(self.settings, now=now, conn=conn,
-                                   embedder=cast("Embedder | None", self.embedders.query))
+            backend = LocalBackend(
+                self.settings,
+                now=now,
+                conn=conn,
+                embedder=cast("Embedder | None", self.embedders.query),
+            )
             result = backend.search(query)
         self.searches += count
         return result
@@ -249,8 +292,12 @@ class Handlers:
         from ..config import load
 
         argv, env, cwd = args.get("argv"), args.get("env"), args.get("cwd")
-        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)
-                and isinstance(env, dict) and isinstance(cwd, str)):
+        if not (
+            isinstance(argv, list)
+            and all(isinstance(a, str) for a in argv)
+            and isinstance(env, dict)
+            and isinstance(cwd, str)
+        ):
             raise UserError("cli args must hold argv (strings), env (object) and cwd")
         try:
             settings = load(Path(cwd), {str(k): str(v) for k, v in env.items()})
@@ -266,8 +313,14 @@ class Handlers:
                     self._parser = cli_main.build_parser()
                 return self._parser.parse_args(words)
 
-        ran = cli_main.run_forwarded(parse, argv, environ=env, tty=bool(args.get("tty")),
-                                     settings=settings, render=self._search_rendered)
+        ran = cli_main.run_forwarded(
+            parse,
+            argv,
+            environ=env,
+            tty=bool(args.get("tty")),
+            settings=settings,
+            render=self._search_rendered,
+        )
         if ran is None:
             return None
         return {"stdout": ran[0], "stderr": ran[1], "exit": ran[2]}
@@ -279,7 +332,8 @@ class Handlers:
         no_embed = arguments.flag(args, "no_embed")
         report = self.writer.submit(
             f"index {len(paths) or 'all'} paths",
-            lambda conn: index_paths(self.settings, conn, paths, embedder=None)).result()
+            lambda conn: index_paths(self.settings, conn, paths, embedder=None),
+        ).result()
         if not no_embed:
             self.backfill.wake()
         return self._report(asdict(report))
@@ -289,8 +343,8 @@ class Handlers:
 
         path = Path(arguments.text(args, "path"))
         report = self.writer.submit(
-            f"ingest {path.name}",
-            lambda conn: ingest_session(self.settings, conn, path, None)).result()
+            f"ingest {path.name}", lambda conn: ingest_session(self.settings, conn, path, None)
+        ).result()
         self.backfill.wake()
         return self._report(asdict(report))
 
@@ -308,8 +362,9 @@ class Handlers:
         if target in ("all", "fts"):
             batches = self.writer.submit("plan fts", fts_batches).result()
             for i, ids in enumerate(batches):
-                self.writer.submit(f"reindex fts {i + 1}/{len(batches)}",
-                                   rebuild_fts(self.settings, ids))
+                self.writer.submit(
+                    f"reindex fts {i + 1}/{len(batches)}", rebuild_fts(self.settings, ids)
+                )
             out["fts_documents"] = sum(len(b) for b in batches)
         if target in ("all", "vectors"):
             out["vectors_dropped"] = self.writer.submit("drop vectors", drop_vectors).result()
@@ -325,16 +380,23 @@ class Handlers:
 
     def daemon_sections(self, missing: int | None) -> dict[str, Any]:
         return {
-            "daemon": {"state": "running", "pid": os.getpid(), "version": __version__,
-                       "uptime_s": round(time.time() - self.server.started, 1),
-                       "socket": str(self.server.state.socket), "requests": self.requests,
-                       "searches": self.searches},
+            "daemon": {
+                "state": "running",
+                "pid": os.getpid(),
+                "version": __version__,
+                "uptime_s": round(time.time() - self.server.started, 1),
+                "socket": str(self.server.state.socket),
+                "requests": self.requests,
+                "searches": self.searches,
+            },
             "embedder": self.embedders.status(),
             "watcher": self.watcher.status() if self.watcher else {"state": "off"},
-            "queue": {"writer_jobs": self.writer.queue_length(),
-                      "current_job": self.writer.current,
-                      "chunks_without_vectors": missing,
-                      "backfill": self.backfill.status()},
+            "queue": {
+                "writer_jobs": self.writer.queue_length(),
+                "current_job": self.writer.current,
+                "chunks_without_vectors": missing,
+                "backfill": self.backfill.status(),
+            },
         }
 
     def op_doctor(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -347,4 +409,3 @@ class Handlers:
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         threading.Timer(0.05, self.server.shutdown).start()  # after the reply is sent
         return {"pid": os.getpid(), "stopping": True}
-

@@ -101,9 +101,23 @@ def ok(result: Any) -> dict[str, Any]:
     return {"v": VERSION, "ok": True, "result": result}
 
 
-def error(message: str, *, kind: str, exit_code: int = 2, hint: str | None = None,
-          error_type: str = "SystemFailure") -> dict[str, Any]:
+def error(
+    message: str,
+    *,
+    kind: str,
+    exit_code: int = 2,
+    hint: str | None = None,
+    error_type: str = "SystemFailure",
+) -> dict[str, Any]:
     """An error reply. `error_type` names the TsmError class the client re-raises."""
-    return {"v": VERSION, "ok": False, "error": {
-        "message": message, "hint": hint, "kind": kind, "exit_code": exit_code,
-        "type": error_type}}
+    return {
+        "v": VERSION,
+        "ok": False,
+        "error": {
+            "message": message,
+            "hint": hint,
+            "kind": kind,
+            "exit_code": exit_code,
+            "type": error_type,
+        },
+    }

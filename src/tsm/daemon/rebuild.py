@@ -33,7 +33,9 @@ def plan(settings: Settings) -> dict[str, Any]:
 
     db = settings.db_path
     return {
-        "apply": False, "db_path": str(db), "exists": db.exists(),
+        "apply": False,
+        "db_path": str(db),
+        "exists": db.exists(),
         "daemon": daemon_state(settings)["state"],
         "steps": [
             "stop the daemon if it runs (searches restart it afterwards)",
@@ -71,14 +73,20 @@ def rebuild(settings: Settings, progress: Progress | None) -> dict[str, Any]:
                 swapped = True
         except BaseException as exc:
             if swapped:  # interrupted right after the swap: the rebuilt index is in place
-                error = UserError("interrupted after the rebuilt index was swapped in",
-                                  "`tsm index` embeds what has no vector yet")
+                error = UserError(
+                    "interrupted after the rebuilt index was swapped in",
+                    "`tsm index` embeds what has no vector yet",
+                )
                 error.details = {"backup": str(backup) if backup else None}
                 raise error from exc
             _remove_db_files(new)
             raise _failed(exc, db, new) from exc
-    result = {"apply": True, "backup": str(backup) if backup else None,
-              "daemon_stopped": stopped["stopped"], **built}
+    result = {
+        "apply": True,
+        "backup": str(backup) if backup else None,
+        "daemon_stopped": stopped["stopped"],
+        **built,
+    }
     result["embedded"] = _embed(settings, result["warnings"], progress)
     return result
 
@@ -100,10 +108,18 @@ def _build(settings: Settings, new: Path, progress: Progress | None) -> dict[str
         backend.close()
     warnings = list(report.warnings)
     if old_problem:
-        warnings.append(f"the old index could not be read ({old_problem}): transcripts it "
-                        "knew that are not in sessions.dirs could not be found again")
-    return {"indexed": report.indexed, "chunks": report.chunks, "vectors_reused": reused,
-            "sessions": sessions, "skipped": report.skipped, "warnings": warnings}
+        warnings.append(
+            f"the old index could not be read ({old_problem}): transcripts it "
+            "knew that are not in sessions.dirs could not be found again"
+        )
+    return {
+        "indexed": report.indexed,
+        "chunks": report.chunks,
+        "vectors_reused": reused,
+        "sessions": sessions,
+        "skipped": report.skipped,
+        "warnings": warnings,
+    }
 
 
 def _known_sessions(old: Path) -> tuple[list[str], str | None]:
@@ -115,8 +131,10 @@ def _known_sessions(old: Path) -> tuple[list[str], str | None]:
     except TsmError as exc:
         return [], exc.message
     try:
-        return [r[0] for r in conn.execute(
-            "SELECT path FROM documents WHERE type = 'session' ORDER BY path")], None
+        return [
+            r[0]
+            for r in conn.execute("SELECT path FROM documents WHERE type = 'session' ORDER BY path")
+        ], None
     except sqlite3.DatabaseError as exc:
         return [], str(exc)
     finally:
@@ -132,8 +150,13 @@ def transcript_path(settings: Settings, key: str) -> Path:
     return settings.index_root / PurePosixPath(key)
 
 
-def _restore_sessions(settings: Settings, conn: sqlite3.Connection, known: list[str],
-                      old: Path | None, report: IndexReport) -> dict[str, Any]:
+def _restore_sessions(
+    settings: Settings,
+    conn: sqlite3.Connection,
+    known: list[str],
+    old: Path | None,
+    report: IndexReport,
+) -> dict[str, Any]:
     """Ingest every transcript the old index knew that the file walk did not bring back
     (ingest-session puts them anywhere); keep the old rows of those that cannot be read."""
     from ..indexing import ingest_session
@@ -180,10 +203,14 @@ def _reuse_vectors(conn: sqlite3.Connection, old: Path) -> int:
             conn.execute(
                 """INSERT OR IGNORE INTO embeddings(model, embed_hash, dim, vector)
                    SELECT model, embed_hash, dim, vector FROM old.embeddings
-                   WHERE embed_hash IN (SELECT embed_hash FROM chunks)""")
+                   WHERE embed_hash IN (SELECT embed_hash FROM chunks)"""
+            )
             for key in ("model_name", "embedding_dim"):
-                conn.execute("INSERT OR IGNORE INTO meta(key, value) "
-                             "SELECT key, value FROM old.meta WHERE key = ?", (key,))
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) "
+                    "SELECT key, value FROM old.meta WHERE key = ?",
+                    (key,),
+                )
             return conn.total_changes - before
     finally:
         conn.execute("DETACH DATABASE old")
@@ -210,8 +237,7 @@ def _swap(db: Path, new: Path) -> Path | None:
             linked = False
         break
     else:
-        raise StorageFailure(f"too many backups named {db.name}.bak-{stamp}*",
-                             "remove old backups")
+        raise StorageFailure(f"too many backups named {db.name}.bak-{stamp}*", "remove old backups")
     try:
         os.replace(new, db)
     except BaseException:  # the old file keeps its one name, untouched
@@ -238,9 +264,11 @@ def _release_wal(db: Path) -> None:
         conn.execute("PRAGMA journal_mode=DELETE")
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
-            raise StorageFailure(f"another process has the index at {db} open ({exc})",
-                                 "close it (an MCP server, a search in progress) and run "
-                                 "`tsm rebuild --apply` again") from None
+            raise StorageFailure(
+                f"another process has the index at {db} open ({exc})",
+                "close it (an MCP server, a search in progress) and run "
+                "`tsm rebuild --apply` again",
+            ) from None
     except sqlite3.DatabaseError:
         pass  # damaged: it is swapped out as it is
     finally:
@@ -260,8 +288,10 @@ def _embed(settings: Settings, warnings: list[str], progress: Progress | None) -
         error = exc if isinstance(exc, TsmError) else translate(exc, settings.db_path)
         if error is None:
             raise
-        warnings.append(f"embedding stopped: {error.message}; the rebuilt index is in place "
-                        "and `tsm index` embeds the rest")
+        warnings.append(
+            f"embedding stopped: {error.message}; the rebuilt index is in place "
+            "and `tsm index` embeds the rest"
+        )
         return 0
     finally:
         backend.close()
@@ -277,8 +307,9 @@ def _failed(exc: BaseException, db: Path, new: Path) -> TsmError:
     else:
         known = exc if isinstance(exc, TsmError) else translate(exc, new)
         if known is None:
-            known = StorageFailure(f"unexpected {type(exc).__name__}: {exc}",
-                                   "rerun with TSM_DEBUG=1 and report it")
+            known = StorageFailure(
+                f"unexpected {type(exc).__name__}: {exc}", "rerun with TSM_DEBUG=1 and report it"
+            )
         hint = unchanged + (f"; {known.hint}" if known.hint else "")
         error = type(known)(f"rebuild failed: {known.message}", hint)
     error.details = {"backup": str(db), "index_unchanged": True}
@@ -293,8 +324,10 @@ def _instance_lock(settings: Settings) -> Iterator[None]:
 
     fd = acquire_lock(StatePaths(settings.state_dir))
     if fd is None:
-        raise StorageFailure("a daemon started while the rebuild began",
-                             "run `tsm stop`, then `tsm rebuild --apply` again")
+        raise StorageFailure(
+            "a daemon started while the rebuild began",
+            "run `tsm stop`, then `tsm rebuild --apply` again",
+        )
     try:
         yield
     finally:

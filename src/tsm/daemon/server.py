@@ -36,8 +36,9 @@ SWITCH_INTERVAL = 0.001  # seconds; Python's default is 0.005
 def setup_logging(state: StatePaths) -> IO[Any]:
     """Log to <state>/logs/tsmd.log (rotated at 5 MB, 3 kept); returns the open log stream,
     which also receives the embedding workers' stderr."""
-    handler = private_log_handler(state.root, "tsmd.log",
-                                  "%(asctime)s %(levelname)s %(threadName)s %(message)s")
+    handler = private_log_handler(
+        state.root, "tsmd.log", "%(asctime)s %(levelname)s %(threadName)s %(message)s"
+    )
     root = logging.getLogger("tsm")
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
@@ -114,8 +115,12 @@ class Server:
                     break
                 raise
             self.connections += 1
-            threading.Thread(target=self._serve_connection, args=(conn,), daemon=True,
-                             name=f"conn-{self.connections}").start()
+            threading.Thread(
+                target=self._serve_connection,
+                args=(conn,),
+                daemon=True,
+                name=f"conn-{self.connections}",
+            ).start()
 
     def _socket_is_ours(self) -> bool:
         try:
@@ -131,13 +136,18 @@ class Server:
                 return
             if uid is not None:
                 log.warning("refused a connection from uid %s", uid)
-                _reply(conn, protocol.error("connections from other users are refused",
-                                            kind="permission_denied"))
+                _reply(
+                    conn,
+                    protocol.error(
+                        "connections from other users are refused", kind="permission_denied"
+                    ),
+                )
                 return
             while not self.stopping.is_set():
                 try:
-                    message = protocol.receive(conn, protocol.MAX_REQUEST_BYTES,
-                                               IDLE_CONNECTION_SECONDS)
+                    message = protocol.receive(
+                        conn, protocol.MAX_REQUEST_BYTES, IDLE_CONNECTION_SECONDS
+                    )
                 except (protocol.ConnectionClosed, TimeoutError, OSError):
                     return
                 except protocol.ProtocolError as exc:
@@ -198,8 +208,9 @@ def run(settings: Settings, *, watch: bool = True) -> int:
     server.handlers.start(log_stream)
     server.bind()
     write_private(state.pid, f"{os.getpid()}\n".encode("ascii"))
-    log.info("daemon %s listening on %s (index root %s)", os.getpid(), state.socket,
-             settings.index_root)
+    log.info(
+        "daemon %s listening on %s (index root %s)", os.getpid(), state.socket, settings.index_root
+    )
 
     def on_signal(signum: int, frame: Any) -> None:
         server.shutdown()

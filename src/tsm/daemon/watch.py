@@ -54,9 +54,15 @@ class Watcher:
         self._thread.join(3)
 
     def status(self) -> dict[str, Any]:
-        return {"state": self.state, "detail": self.detail, "root": str(self.root),
-                "batches": self.batches, "paths": self.paths_seen,
-                "last_change": self.last_change, "caught_up": self.caught_up}
+        return {
+            "state": self.state,
+            "detail": self.detail,
+            "root": str(self.root),
+            "batches": self.batches,
+            "paths": self.paths_seen,
+            "last_change": self.last_change,
+            "caught_up": self.caught_up,
+        }
 
     def _run(self) -> None:
         try:
@@ -67,10 +73,17 @@ class Watcher:
         while not self._stop.is_set():
             try:
                 self.state, self.detail = "watching", None
-                for changes in watch(self.root, watch_filter=self._interesting,
-                                     debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop,
-                                     rust_timeout=QUIET_MS, yield_on_timeout=True,
-                                     raise_interrupt=False, ignore_permission_denied=True):
+                for changes in watch(
+                    self.root,
+                    watch_filter=self._interesting,
+                    debounce=DEBOUNCE_MS,
+                    step=STEP_MS,
+                    stop_event=self._stop,
+                    rust_timeout=QUIET_MS,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                    ignore_permission_denied=True,
+                ):
                     self._watching()
                     if changes:
                         self._handle({Path(p) for _, p in changes})
@@ -125,8 +138,7 @@ class Watcher:
         """Ignored itself or inside an ignored folder (checked with the current rules: a
         .tsmignore edited in the same burst applies to the rest of it)."""
         parts = PurePosixPath(rel).parts
-        if any(self.rules.ignored("/".join(parts[:i]), is_dir=True)
-               for i in range(1, len(parts))):
+        if any(self.rules.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts))):
             return True
         return self.rules.ignored(rel, is_dir=is_dir)
 
@@ -159,8 +171,12 @@ class Watcher:
                 return
             report = index_paths(self.settings, conn)
             if report.indexed or report.removed or report.renamed:
-                log.info("watcher: catch-up indexed %d, removed %d, renamed %d",
-                         report.indexed, report.removed, report.renamed)
+                log.info(
+                    "watcher: catch-up indexed %d, removed %d, renamed %d",
+                    report.indexed,
+                    report.removed,
+                    report.renamed,
+                )
         finally:
             self.caught_up = True
 
@@ -190,8 +206,13 @@ class Watcher:
             return bool(reader_for(path)) and not self._ignored(rel)
         # gone: a file or a folder we may hold documents for
         like = rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
-        return conn.execute("SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' "
-                            "LIMIT 1", (rel, like)).fetchone() is not None
+        return (
+            conn.execute(
+                "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1",
+                (rel, like),
+            ).fetchone()
+            is not None
+        )
 
 
 def _undecodable_name(exc: Exception) -> bool:

@@ -80,16 +80,20 @@ class Writer:
             finally:
                 self.current = None
                 self.done_jobs += 1
-                log.debug("job %s took %.0f ms", job.label,
-                          (time.perf_counter() - started) * 1000)
+                log.debug("job %s took %.0f ms", job.label, (time.perf_counter() - started) * 1000)
         self.conn.close()
 
 
 class Backfill:
     """Embeds chunks that have no vector yet, one batch at a time, in the background."""
 
-    def __init__(self, settings: Settings, writer: Writer, model_name: Callable[[], str | None],
-                 embedder: Callable[[], Embedder | None]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        writer: Writer,
+        model_name: Callable[[], str | None],
+        embedder: Callable[[], Embedder | None],
+    ) -> None:
         # `model_name` comes from the query worker, so that the backfill worker (a second
         # copy of the model) is started only when there is something to embed.
         self.settings = settings
@@ -114,8 +118,7 @@ class Backfill:
         self._wake.set()
 
     def status(self) -> dict[str, Any]:
-        return {"state": self.state, "detail": self.detail, "embedded_since_start":
-                self.embedded}
+        return {"state": self.state, "detail": self.detail, "embedded_since_start": self.embedded}
 
     def _run(self) -> None:
         conn: sqlite3.Connection | None = None
@@ -154,8 +157,7 @@ class Backfill:
         if not batch:
             self.writer.submit("drop orphan vectors", vectors_cleanup).result()
             return False
-        matrix = embedder.embed_documents(
-            [passage_text(p.title, p.section, p.text) for p in batch])
+        matrix = embedder.embed_documents([passage_text(p.title, p.section, p.text) for p in batch])
         name, dim = embedder.name, embedder.dim
         rows = list(zip((p.embed_hash for p in batch), matrix, strict=True))
 
@@ -186,7 +188,7 @@ def drop_vectors(conn: sqlite3.Connection) -> int:
 def fts_batches(conn: sqlite3.Connection, batch: int = 100) -> list[list[int]]:
     """Document ids in batches, for `tsm reindex fts` (one writer job per batch)."""
     ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
-    return [ids[i:i + batch] for i in range(0, len(ids), batch)]
+    return [ids[i : i + batch] for i in range(0, len(ids), batch)]
 
 
 def rebuild_fts(settings: Settings, doc_ids: list[int]) -> JobFn:
@@ -200,24 +202,42 @@ def rebuild_fts(settings: Settings, doc_ids: list[int]) -> JobFn:
         rows = 0
         with Transaction(conn):
             for doc_id in doc_ids:
-                doc = conn.execute("SELECT title, aliases FROM documents WHERE id = ?",
-                                   (doc_id,)).fetchone()
+                doc = conn.execute(
+                    "SELECT title, aliases FROM documents WHERE id = ?", (doc_id,)
+                ).fetchone()
                 if doc is None:  # deleted since the batches were planned
                     continue
                 aliases = json.loads(doc[1] or "[]")
                 title_terms = tokenizer.index_text(doc[0] + " " + " ".join(aliases))
-                tags = [r[0] for r in conn.execute(
-                    "SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,))]
+                tags = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,)
+                    )
+                ]
                 fts_tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in tags)
-                chunks = conn.execute("SELECT id, section, text FROM chunks WHERE document_id = ?",
-                                      (doc_id,)).fetchall()
-                conn.execute("DELETE FROM chunks_fts WHERE rowid IN "
-                             "(SELECT id FROM chunks WHERE document_id = ?)", (doc_id,))
+                chunks = conn.execute(
+                    "SELECT id, section, text FROM chunks WHERE document_id = ?", (doc_id,)
+                ).fetchall()
+                conn.execute(
+                    "DELETE FROM chunks_fts WHERE rowid IN "
+                    "(SELECT id FROM chunks WHERE document_id = ?)",
+                    (doc_id,),
+                )
                 conn.executemany(
                     "INSERT INTO chunks_fts(rowid, title, section, body, tags) "
                     "VALUES (?, ?, ?, ?, ?)",
-                    [(cid, title_terms, tokenizer.index_text(section), tokenizer.index_text(text),
-                      fts_tags) for cid, section, text in chunks])
+                    [
+                        (
+                            cid,
+                            title_terms,
+                            tokenizer.index_text(section),
+                            tokenizer.index_text(text),
+                            fts_tags,
+                        )
+                        for cid, section, text in chunks
+                    ],
+                )
                 rows += len(chunks)
         return rows
 

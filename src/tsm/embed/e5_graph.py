@@ -27,26 +27,31 @@ def build_encoder(weights: E5Weights) -> Any:
         return ops.constant(np.ascontiguousarray(array, dtype=np.float32))
 
     def layer_norm(x: Any, name: str) -> Any:
-        normed = ops.mvn(x, ops.constant(np.array([-1], dtype=np.int64)), True, weights.eps,
-                         "inside_sqrt")
-        return ops.add(ops.multiply(normed, const(weights.vector(f"{name}.w"))),
-                       const(weights.vector(f"{name}.b")))
+        normed = ops.mvn(
+            x, ops.constant(np.array([-1], dtype=np.int64)), True, weights.eps, "inside_sqrt"
+        )
+        return ops.add(
+            ops.multiply(normed, const(weights.vector(f"{name}.w"))),
+            const(weights.vector(f"{name}.b")),
+        )
 
     def linear(x: Any, name: str, rows: int, cols: int) -> Any:
         product = ops.matmul(x, const(weights.matrix(f"{name}.w", rows, cols)), False, True)
         return ops.add(product, const(weights.vector(f"{name}.b")))
 
     def split_heads(x: Any) -> Any:
-        shaped = ops.reshape(x, ops.constant(np.array([0, 0, heads, head_dim], dtype=np.int64)),
-                             True)
+        shaped = ops.reshape(
+            x, ops.constant(np.array([0, 0, heads, head_dim], dtype=np.int64)), True
+        )
         return ops.transpose(shaped, ops.constant(np.array([0, 2, 1, 3], dtype=np.int64)))
 
     embeds = ops.parameter([-1, -1, hidden], np.float32, name="embeds")
     mask = ops.parameter([-1, -1], np.float32, name="mask")
     # Additive attention mask [B, 1, 1, T]: 0 for tokens, a large negative for padding.
     keep = ops.unsqueeze(mask, ops.constant(np.array([1, 2], dtype=np.int64)))
-    bias = ops.multiply(ops.subtract(keep, ops.constant(np.float32(1.0))),
-                        ops.constant(np.float32(1e9)))
+    bias = ops.multiply(
+        ops.subtract(keep, ops.constant(np.float32(1.0))), ops.constant(np.float32(1e9))
+    )
     scale = ops.constant(np.float32(1.0 / np.sqrt(head_dim)))
 
     x = layer_norm(embeds, "emb.ln")
@@ -58,7 +63,9 @@ def build_encoder(weights: E5Weights) -> Any:
         context = ops.scaled_dot_product_attention(q, k, v, bias, scale)
         context = ops.reshape(
             ops.transpose(context, ops.constant(np.array([0, 2, 1, 3], dtype=np.int64))),
-            ops.constant(np.array([0, 0, hidden], dtype=np.int64)), True)
+            ops.constant(np.array([0, 0, hidden], dtype=np.int64)),
+            True,
+        )
         x = layer_norm(ops.add(x, linear(context, f"{p}.ao", hidden, hidden)), f"{p}.aln")
         middle = ops.gelu(linear(x, f"{p}.fi", weights.ffn, hidden), "erf")
         x = layer_norm(ops.add(x, linear(middle, f"{p}.fo", hidden, weights.ffn)), f"{p}.oln")

@@ -76,7 +76,7 @@ class E5Tokenizer:
         for index, text in enumerate(texts):
             content = self.content(text, is_query)
             for start in range(0, max(len(content), 1), self.window):
-                part = content[start:start + self.window]
+                part = content[start : start + self.window]
                 out.append(Window(index, [self.bos, *part, self.eos], max(len(part), 1)))
         return out
 

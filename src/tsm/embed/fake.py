@@ -18,14 +18,17 @@ class FakeEmbedder:
         vec = np.zeros(self.dim, dtype=np.float32)
         text = text.lower()
         for i in range(max(1, len(text) - 2)):
-            digest = hashlib.blake2b(text[i:i + 3].encode(), digest_size=4).digest()
+            digest = hashlib.blake2b(text[i : i + 3].encode(), digest_size=4).digest()
             vec[int.from_bytes(digest, "little") % self.dim] += 1.0
         norm = float(np.linalg.norm(vec))
         return vec / norm if norm else vec
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self._one(t) for t in texts]) if texts else \
-            np.zeros((0, self.dim), dtype=np.float32)
+        return (
+            np.stack([self._one(t) for t in texts])
+            if texts
+            else np.zeros((0, self.dim), dtype=np.float32)
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._one(text)

@@ -46,8 +46,11 @@ def publish(entry: Path, files: tuple[str, ...], write: Callable[[Path], None]) 
         _remove_stale_temps(entry.parent)
         tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}.tmp-", dir=entry.parent))
     except OSError as exc:
-        log.warning("cannot write the model cache %s (%s); converting in memory", entry.parent,
-                    exc.strerror or exc)
+        log.warning(
+            "cannot write the model cache %s (%s); converting in memory",
+            entry.parent,
+            exc.strerror or exc,
+        )
         return False
     try:
         write(tmp)
@@ -65,8 +68,9 @@ def publish(entry: Path, files: tuple[str, ...], write: Callable[[Path], None]) 
         _fsync(entry.parent)
         return True
     except OSError as exc:
-        log.warning("cannot write the model cache %s (%s); converting in memory", entry,
-                    exc.strerror or exc)
+        log.warning(
+            "cannot write the model cache %s (%s); converting in memory", entry, exc.strerror or exc
+        )
         return False
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

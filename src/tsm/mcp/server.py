@@ -29,8 +29,9 @@ log = logging.getLogger("tsm.mcp")
 
 Mode = Literal["hybrid", "fts", "vector"]
 DocType = Literal["markdown", "pdf", "text", "session"]
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 INSTRUCTIONS = """\
 The Space Memory (tsm) searches the user's own local knowledge base: Markdown notes, PDFs, \
@@ -114,85 +115,145 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
             tools.warm_up()
         yield None
 
-    server: MCPServer[Any] = MCPServer(name="tsm", title="The Space Memory",
-                                       version=__version__, instructions=INSTRUCTIONS,
-                                       lifespan=lifespan)
+    server: MCPServer[Any] = MCPServer(
+        name="tsm",
+        title="The Space Memory",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+    )
 
-    @server.tool(name="search", title="Search notes", description=SEARCH_DOC,
-                 annotations=READ_ONLY)
+    @server.tool(name="search", title="Search notes", description=SEARCH_DOC, annotations=READ_ONLY)
     def search(
-        query: Annotated[str, Field(description="What to look for, in words likely to appear "
-                                                "in the notes (English or Japanese).")],
-        top_k: Annotated[int | None, Field(ge=1, le=100, description="Results to return "
-                                           "(default 10).")] = None,
-        mode: Annotated[Mode, Field(description="hybrid, fts (keywords) or vector "
-                                                "(meaning).")] = "hybrid",
-        fallback: Annotated[Literal["error", "fts-only"], Field(
-            description="When vectors are unavailable: fail, or return keyword results "
-                        "with a warning.")] = "error",
-        path: Annotated[list[str] | str | None, Field(
-            description="Only documents under these relative path prefixes, e.g. "
-                        "[\"notes/\"] (OR).")] = None,
-        tag: Annotated[list[str] | str | None, Field(
-            description="Only documents with all of these tags (see list_tags).")] = None,
-        type: Annotated[list[DocType] | DocType | None, Field(
-            description="Only these document types (OR).")] = None,
-        after: Annotated[str | None, Field(description="Only documents dated on/after "
-                                                       "YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
-        before: Annotated[str | None, Field(description="Only documents dated on/before "
-                                                        "YYYY, YYYY-MM or YYYY-MM-DD.")] = None,
-        recent: Annotated[str | None, Field(description="Only the last span: 30d, 2w, "
-                                                        "3m, 1y.")] = None,
-        year: Annotated[int | str | None, Field(description="Only documents dated in this "
-                                                            "year, e.g. 2025.")] = None,
-        include_content: Annotated[int, Field(ge=0, le=20, description="Add the whole "
-                                              "document text to the top N results.")] = 0,
+        query: Annotated[
+            str,
+            Field(
+                description="What to look for, in words likely to appear "
+                "in the notes (English or Japanese)."
+            ),
+        ],
+        top_k: Annotated[
+            int | None, Field(ge=1, le=100, description="Results to return (default 10).")
+        ] = None,
+        mode: Annotated[
+            Mode, Field(description="hybrid, fts (keywords) or vector (meaning).")
+        ] = "hybrid",
+        fallback: Annotated[
+            Literal["error", "fts-only"],
+            Field(
+                description="When vectors are unavailable: fail, or return keyword results "
+                "with a warning."
+            ),
+        ] = "error",
+        path: Annotated[
+            list[str] | str | None,
+            Field(
+                description="Only documents under these relative path prefixes, e.g. "
+                '["notes/"] (OR).'
+            ),
+        ] = None,
+        tag: Annotated[
+            list[str] | str | None,
+            Field(description="Only documents with all of these tags (see list_tags)."),
+        ] = None,
+        type: Annotated[
+            list[DocType] | DocType | None, Field(description="Only these document types (OR).")
+        ] = None,
+        after: Annotated[
+            str | None,
+            Field(description="Only documents dated on/after YYYY, YYYY-MM or YYYY-MM-DD."),
+        ] = None,
+        before: Annotated[
+            str | None,
+            Field(description="Only documents dated on/before YYYY, YYYY-MM or YYYY-MM-DD."),
+        ] = None,
+        recent: Annotated[
+            str | None, Field(description="Only the last span: 30d, 2w, 3m, 1y.")
+        ] = None,
+        year: Annotated[
+            int | str | None, Field(description="Only documents dated in this year, e.g. 2025.")
+        ] = None,
+        include_content: Annotated[
+            int, Field(ge=0, le=20, description="Add the whole document text to the top N results.")
+        ] = 0,
     ) -> CallToolResult:
-        return call(lambda: tools.search(
-            query, top_k=top_k, mode=mode, fallback=fallback, paths=_listed(path),
-            tags=_listed(tag), types=_listed(type), after=after, before=before, recent=recent,
-            year=None if year is None else str(year), include_content=include_content))
+        return call(
+            lambda: tools.search(
+                query,
+                top_k=top_k,
+                mode=mode,
+                fallback=fallback,
+                paths=_listed(path),
+                tags=_listed(tag),
+                types=_listed(type),
+                after=after,
+                before=before,
+                recent=recent,
+                year=None if year is None else str(year),
+                include_content=include_content,
+            )
+        )
 
-    @server.tool(name="get", title="Read a document", description=GET_DOC,
-                 annotations=READ_ONLY)
+    @server.tool(name="get", title="Read a document", description=GET_DOC, annotations=READ_ONLY)
     def get(
-        path: Annotated[str | None, Field(description="Path relative to the index root, as "
-                                                      "in search results' source.path.")] = None,
-        id: Annotated[int | None, Field(description="Or the numeric document id "
-                                                    "(source.document_id).")] = None,
-        start_line: Annotated[int | None, Field(ge=1, description="First line to return "
-                                                "(1-based).")] = None,
-        end_line: Annotated[int | None, Field(ge=1, description="Last line to return "
-                                              "(inclusive).")] = None,
-        section: Annotated[str | None, Field(description="A Markdown heading path, e.g. "
-                                             "\"Installing Git > From source\" or \"From "
-                                             "source\".")] = None,
-        max_chars: Annotated[int, Field(ge=200, le=200_000, description="Cut the text after "
-                                        "this many characters.")] = DEFAULT_MAX_CHARS,
+        path: Annotated[
+            str | None,
+            Field(
+                description="Path relative to the index root, as in search results' source.path."
+            ),
+        ] = None,
+        id: Annotated[
+            int | None, Field(description="Or the numeric document id (source.document_id).")
+        ] = None,
+        start_line: Annotated[
+            int | None, Field(ge=1, description="First line to return (1-based).")
+        ] = None,
+        end_line: Annotated[
+            int | None, Field(ge=1, description="Last line to return (inclusive).")
+        ] = None,
+        section: Annotated[
+            str | None,
+            Field(
+                description="A Markdown heading path, e.g. "
+                '"Installing Git > From source" or "From '
+                'source".'
+            ),
+        ] = None,
+        max_chars: Annotated[
+            int, Field(ge=200, le=200_000, description="Cut the text after this many characters.")
+        ] = DEFAULT_MAX_CHARS,
     ) -> CallToolResult:
-        return call(lambda: tools.get(path, id, start_line=start_line, end_line=end_line,
-                                       section=section, max_chars=max_chars))
+        return call(
+            lambda: tools.get(
+                path,
+                id,
+                start_line=start_line,
+                end_line=end_line,
+                section=section,
+                max_chars=max_chars,
+            )
+        )
 
-    @server.tool(name="list_documents", title="List documents", description=LIST_DOC,
-                 annotations=READ_ONLY)
+    @server.tool(
+        name="list_documents", title="List documents", description=LIST_DOC, annotations=READ_ONLY
+    )
     def list_documents(
         type: Annotated[DocType | None, Field(description="Only this document type.")] = None,
-        path_prefix: Annotated[str | None, Field(description="Only paths under this "
-                                                 "folder, e.g. \"daily/\".")] = None,
+        path_prefix: Annotated[
+            str | None, Field(description='Only paths under this folder, e.g. "daily/".')
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="Rows to return.")] = 100,
         offset: Annotated[int, Field(ge=0, description="Rows to skip.")] = 0,
     ) -> CallToolResult:
         return call(lambda: tools.list_documents(type, path_prefix, limit, offset))
 
-    @server.tool(name="list_tags", title="List tags", description=TAGS_DOC,
-                 annotations=READ_ONLY)
+    @server.tool(name="list_tags", title="List tags", description=TAGS_DOC, annotations=READ_ONLY)
     def list_tags(
         limit: Annotated[int, Field(ge=1, le=5000, description="Tags to return.")] = 200,
     ) -> CallToolResult:
         return call(lambda: tools.list_tags(limit))
 
-    @server.tool(name="status", title="Index status", description=STATUS_DOC,
-                 annotations=READ_ONLY)
+    @server.tool(name="status", title="Index status", description=STATUS_DOC, annotations=READ_ONLY)
     def status() -> CallToolResult:
         return call(tools.status)
 
@@ -221,10 +282,13 @@ def _call(operation: Callable[[], Reply], db_path: Path | None = None) -> CallTo
         if known is not None:
             raise _tool_error(known) from exc
         log.exception("tool failed")
-        raise ToolError(f"system_error: unexpected {type(exc).__name__}: {exc} (hint: see "
-                        "the MCP log under <state dir>/logs/mcp.log)") from exc
-    return CallToolResult(content=[TextContent(type="text", text=reply.text)],
-                          structured_content=reply.data)
+        raise ToolError(
+            f"system_error: unexpected {type(exc).__name__}: {exc} (hint: see "
+            "the MCP log under <state dir>/logs/mcp.log)"
+        ) from exc
+    return CallToolResult(
+        content=[TextContent(type="text", text=reply.text)], structured_content=reply.data
+    )
 
 
 def _tool_error(exc: TsmError) -> ToolError:
@@ -244,9 +308,13 @@ def setup_logging(settings: Settings) -> None:
     if settings.state_dir.is_dir():  # an index exists; do not create state dirs elsewhere
         logs = StatePaths(settings.state_dir).logs
         try:
-            root.addHandler(private_log_handler(
-                settings.state_dir, "mcp.log",
-                "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"))
+            root.addHandler(
+                private_log_handler(
+                    settings.state_dir,
+                    "mcp.log",
+                    "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s",
+                )
+            )
         except (OSError, UnsafePath) as exc:
             log.warning("cannot write %s: %s", logs / "mcp.log", exc)
     root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
@@ -264,8 +332,15 @@ def run_stdio(settings: Settings, *, warm_up: bool = True) -> int:
     return 0
 
 
-def run_http(settings: Settings, *, host: str, port: int, allow_origins: list[str],
-             allow_hosts: list[str], warm_up: bool = True) -> int:
+def run_http(
+    settings: Settings,
+    *,
+    host: str,
+    port: int,
+    allow_origins: list[str],
+    allow_hosts: list[str],
+    warm_up: bool = True,
+) -> int:
     """Serve streamable HTTP at http://host:port/mcp for any number of clients."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
@@ -282,15 +357,26 @@ def run_http(settings: Settings, *, host: str, port: int, allow_origins: list[st
     # own check would answer a foreign Host with 421 and needs the same lists twice.
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     policy = Policy.build(host, allow_hosts, allow_origins, token)
     if warm_up:
         tools.warm_up()
     shown = f"[{host}]" if ":" in host else host
-    print(f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}"
-          f"{', bearer token required' if token else ''})", file=sys.stderr, flush=True)
-    config = uvicorn.Config(RequestGuard(app, policy), host=host, port=port, log_config=None,
-                            access_log=False, lifespan="on")
+    print(
+        f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}"
+        f"{', bearer token required' if token else ''})",
+        file=sys.stderr,
+        flush=True,
+    )
+    config = uvicorn.Config(
+        RequestGuard(app, policy),
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+    )
     try:
         uvicorn.Server(config).run()
     finally:

@@ -59,55 +59,92 @@ class Tools:
         self.transport = "stdio"
 
     # -- tools ----------------------------------------------------------------------------
-    def search(self, query: str, *, top_k: int | None = None, mode: str = "hybrid",
-               fallback: str = "error", paths: Sequence[str] = (), tags: Sequence[str] = (),
-               types: Sequence[str] = (), after: str | None = None, before: str | None = None,
-               recent: str | None = None, year: str | None = None,
-               include_content: int = 0) -> Reply:
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        mode: str = "hybrid",
+        fallback: str = "error",
+        paths: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        types: Sequence[str] = (),
+        after: str | None = None,
+        before: str | None = None,
+        recent: str | None = None,
+        year: str | None = None,
+        include_content: int = 0,
+    ) -> Reply:
         """Exactly `tsm search -f json`: same query parsing, same serialiser."""
         from ..render.human_format import search_text
         from ..render.json_format import search_to_dict
         from ..search.query import build_query
 
         parsed = build_query(
-            query, today=now().date(), mode=mode, fallback=fallback,
+            query,
+            today=now().date(),
+            mode=mode,
+            fallback=fallback,
             top_k=top_k if top_k is not None else self.settings.get("search.top_k"),
-            after=after, before=before, recent=recent, year=year, paths=paths, tags=tags,
-            types=types, include_content=include_content)
+            after=after,
+            before=before,
+            recent=recent,
+            year=year,
+            paths=paths,
+            tags=tags,
+            types=types,
+            include_content=include_content,
+        )
         result = self._run(lambda: self.backend.search(parsed))
         return Reply(search_to_dict(result), search_text(result))
 
-    def get(self, path: str | None = None, doc_id: int | None = None, *,
-            start_line: int | None = None, end_line: int | None = None,
-            section: str | None = None, max_chars: int = DEFAULT_MAX_CHARS) -> Reply:
+    def get(
+        self,
+        path: str | None = None,
+        doc_id: int | None = None,
+        *,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        section: str | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> Reply:
         """A document's metadata and text, or the part of it that was asked for."""
         if (path is None) == (doc_id is None):
-            raise UserError("give exactly one of path or id",
-                            "path as shown in search results' source.path, e.g. notes/git.md")
+            raise UserError(
+                "give exactly one of path or id",
+                "path as shown in search results' source.path, e.g. notes/git.md",
+            )
         if section is not None and (start_line is not None or end_line is not None):
             raise UserError("give either section or start_line/end_line, not both")
-        doc = self._run(lambda: self.backend.get(str(doc_id) if doc_id is not None
-                                                 else str(path)))
+        doc = self._run(lambda: self.backend.get(str(doc_id) if doc_id is not None else str(path)))
         text: str = doc.pop("text")
         if section is None:
             excerpt = by_lines(text, start_line, end_line, max_chars)
         else:
             total = len(split_lines(text))
             if doc["type"] != "markdown":
-                raise UserError(f"section selection works for Markdown documents; "
-                                f"{doc['path']} is {doc['type']}",
-                                f"use start_line/end_line (it has {total} lines)")
+                raise UserError(
+                    f"section selection works for Markdown documents; "
+                    f"{doc['path']} is {doc['type']}",
+                    f"use start_line/end_line (it has {total} lines)",
+                )
             from ..sources.markdown import read
 
             parsed = read(Path(doc["path"]), doc["path"], text.encode("utf-8"))
             name, first, last = section_lines(
-                [(s.heading, s.line) for s in parsed.sections], total, section)
+                [(s.heading, s.line) for s in parsed.sections], total, section
+            )
             excerpt = by_lines(text, first, last, max_chars, section=name)
         data = {**doc, "text": excerpt.text, **excerpt.as_json()}
         return Reply(data, _document_text(data))
 
-    def list_documents(self, type_: str | None = None, path_prefix: str | None = None,
-                       limit: int = 100, offset: int = 0) -> Reply:
+    def list_documents(
+        self,
+        type_: str | None = None,
+        path_prefix: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> Reply:
         """`tsm list`, paged: 10,000 rows would swamp a model's context."""
         from ..render.human_format import table
 
@@ -119,12 +156,14 @@ class Tools:
         if path_prefix:
             prefix = path_prefix.removeprefix("./").rstrip("/")
             docs = [d for d in docs if d["path"] == prefix or d["path"].startswith(prefix + "/")]
-        page = docs[offset:offset + limit]
+        page = docs[offset : offset + limit]
         data = {"documents": page, "total": len(docs), "returned": len(page), "offset": offset}
         shown = f"{len(docs)} documents" + (
-            f", showing {offset + 1}-{offset + len(page)}" if len(page) < len(docs) else "")
-        return Reply(data, shown + "\n" + table(page, ("id", "type", "date", "path", "title",
-                                                         "tags")))
+            f", showing {offset + 1}-{offset + len(page)}" if len(page) < len(docs) else ""
+        )
+        return Reply(
+            data, shown + "\n" + table(page, ("id", "type", "date", "path", "title", "tags"))
+        )
 
     def list_tags(self, limit: int = 200) -> Reply:
         """`tsm tags`: most used first."""
@@ -142,8 +181,11 @@ class Tools:
 
         data = self._run(self.backend.status)
         data["server"] = {
-            "pid": os.getpid(), "transport": self.transport, "warm": self.warmup_ms is not None,
-            "warmup_ms": self.warmup_ms, "uptime_s": round(time.time() - self._started, 1),
+            "pid": os.getpid(),
+            "transport": self.transport,
+            "warm": self.warmup_ms is not None,
+            "warmup_ms": self.warmup_ms,
+            "uptime_s": round(time.time() - self._started, 1),
         }
         return Reply(data, mapping(data))
 
@@ -165,8 +207,9 @@ class Tools:
             if not self.settings.db_path.exists():
                 log.warning("no index at %s yet; run `tsm index`", self.settings.db_path)
                 return
-            self.backend.search(build_query(WARM_UP_QUERY, today=now().date(), top_k=1,
-                                            fallback="fts-only"))
+            self.backend.search(
+                build_query(WARM_UP_QUERY, today=now().date(), top_k=1, fallback="fts-only")
+            )
         except Exception:  # warm-up is an optimisation: the real search reports errors
             log.warning("warm-up search failed", exc_info=True)
         finally:
@@ -180,16 +223,25 @@ class Tools:
 
 def _document_text(data: dict[str, Any]) -> str:
     where = data["path"] + (f" > {data['section']}" if data.get("section") else "")
-    lines = [f"{data['title']} — {where}",
-             f"lines {data['start_line']}-{data['end_line']} of {data['total_lines']}"]
-    facts = [f"{k}: {', '.join(v) if isinstance(v, list) else v}"
-             for k, v in (("type", data["type"]), ("date", data.get("date")),
-                          ("status", data.get("status")), ("tags", data.get("tags")))
-             if v]
+    lines = [
+        f"{data['title']} — {where}",
+        f"lines {data['start_line']}-{data['end_line']} of {data['total_lines']}",
+    ]
+    facts = [
+        f"{k}: {', '.join(v) if isinstance(v, list) else v}"
+        for k, v in (
+            ("type", data["type"]),
+            ("date", data.get("date")),
+            ("status", data.get("status")),
+            ("tags", data.get("tags")),
+        )
+        if v
+    ]
     lines.append("; ".join(facts))
     lines.append("")
     lines.append(data["text"])
     if data.get("truncated"):
-        lines.append(f"[truncated: call get again with start_line={data['next_start_line']} "
-                     "to read on]")
+        lines.append(
+            f"[truncated: call get again with start_line={data['next_start_line']} to read on]"
+        )
     return "\n".join(lines)

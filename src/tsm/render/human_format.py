@@ -41,8 +41,10 @@ def one_line(value: object) -> str:
 
 def search_text(result: SearchResult) -> str:
     f = one_line
-    lines = [f'Search: "{f(result.query)}" ({result.total_matches} matches, '
-             f"showing top {result.returned})"]
+    lines = [
+        f'Search: "{f(result.query)}" ({result.total_matches} matches, '
+        f"showing top {result.returned})"
+    ]
     if result.filters:
         shown = {k: v for k, v in result.filters.items() if k != "query_text"}
         if shown:
@@ -53,8 +55,9 @@ def search_text(result: SearchResult) -> str:
         tags = f" [{', '.join(map(f, src.tags))}]" if src.tags else ""
         status = f" ({f(src.status)})" if src.status else ""
         stale = " [changed since indexed]" if src.stale else ""
-        lines.append(f"{rank}. [{hit.score:.3f}] {f(src.title)}{page} [{f(src.type)}]{tags}"
-                     f"{status}{stale}")
+        lines.append(
+            f"{rank}. [{hit.score:.3f}] {f(src.title)}{page} [{f(src.type)}]{tags}{status}{stale}"
+        )
         where = f(src.path) + (f" › {f(hit.section)}" if hit.section else "")
         lines.append(f"   {where}")
         lines.append(f"   {f(hit.snippet)}")
@@ -96,8 +99,9 @@ def mapping(data: Mapping[str, Any], indent: int = 0) -> str:
         elif isinstance(value, list) and value and isinstance(value[0], Mapping):
             lines.append(f"{pad}{one_line(key)}:")
             for item in value:
-                lines.append(f"{pad}  - " + ", ".join(f"{one_line(k)}={_flat(v)}"
-                                                      for k, v in item.items()))
+                lines.append(
+                    f"{pad}  - " + ", ".join(f"{one_line(k)}={_flat(v)}" for k, v in item.items())
+                )
         else:
             lines.append(f"{pad}{one_line(key)}: {_flat(value) if value is not None else '-'}")
     return "\n".join(lines)

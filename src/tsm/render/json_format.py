@@ -46,8 +46,7 @@ def search_to_dict(result: SearchResult) -> dict[str, Any]:
 # Characters json.dumps(ensure_ascii=False) leaves raw that a terminal may obey (DEL, C1
 # controls such as CSI U+009B) or that reorder what is shown (bidi controls, line
 # separators). They only occur inside JSON strings, where \uXXXX is the same text.
-_RAW_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                         "\u2028\u2029]")
+_RAW_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def _json_escape(match: re.Match[str]) -> str:
@@ -61,5 +60,7 @@ def dumps(data: Any) -> str:
 def error_object(error: TsmError) -> str:
     """The one-line JSON that goes to stderr on failure."""
     message = error.message + (f" ({error.hint})" if error.hint else "")
-    return _RAW_UNSAFE.sub(_json_escape, json.dumps(
-        {"error": message, "kind": error.kind, **error.details}, ensure_ascii=False))
+    return _RAW_UNSAFE.sub(
+        _json_escape,
+        json.dumps({"error": message, "kind": error.kind, **error.details}, ensure_ascii=False),
+    )

@@ -37,7 +37,8 @@ EN_STOP = frozenset(
     "when where which who whom why will with you your do does did not no can could would should "
     "how about been being had may might must shall also any all some many much more most other "
     "very just only over under after before between during while each both same own who's "
-    "name named called one two three first second new old make made use used get got".split())
+    "name named called one two three first second new old make made use used get got".split()
+)
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,7 @@ class BridgeGroup:
         return "(" + " OR ".join(quote_term(t) for t in self.translations) + ")"
 
 
-def bridge_groups(text: str, tokenizer: JapaneseTokenizer, lexicon: Lexicon
-                  ) -> list[BridgeGroup]:
+def bridge_groups(text: str, tokenizer: JapaneseTokenizer, lexicon: Lexicon) -> list[BridgeGroup]:
     """Translation groups for a query: Japanese runs into English, English words into
     Japanese; words the lexicon does not know (names, numbers, other scripts) are left to
     the ordinary keyword signal."""
@@ -62,7 +62,7 @@ def bridge_groups(text: str, tokenizer: JapaneseTokenizer, lexicon: Lexicon
     groups: list[BridgeGroup] = []
     pos = 0
     for match in _JA_RUN.finditer(text):
-        groups += _english_groups(text[pos:match.start()], tokenizer, lexicon)
+        groups += _english_groups(text[pos : match.start()], tokenizer, lexicon)
         groups += _japanese_groups(match.group(), lexicon, tokenizer)
         pos = match.end()
     groups += _english_groups(text[pos:], tokenizer, lexicon)
@@ -77,20 +77,22 @@ def bridge_expression(groups: list[BridgeGroup]) -> str | None:
     return " OR ".join(g.expression for g in groups) if groups else None
 
 
-def _english_groups(text: str, tokenizer: JapaneseTokenizer, lexicon: Lexicon
-                    ) -> list[BridgeGroup]:
+def _english_groups(text: str, tokenizer: JapaneseTokenizer, lexicon: Lexicon) -> list[BridgeGroup]:
     words = _EN_WORD.findall(text)
     groups: list[BridgeGroup] = []
     i = 0
     while i < len(words) and len(groups) < MAX_GROUPS:
         for n in range(min(MAX_PHRASE, len(words) - i), 0, -1):
-            span = words[i:i + n]
+            span = words[i : i + n]
             if span[0] in EN_STOP or span[-1] in EN_STOP or (n == 1 and len(span[0]) < 3):
                 continue
             phrase = " ".join(span)
             found = lexicon.japanese(phrase) or _singular_lookup(span, lexicon)
-            phrases = [p for p in (" ".join(tokenizer.ja_terms(w)) for w in found
-                                   if _JA_RUN.fullmatch(w)) if p and not _has_digit(p)]
+            phrases = [
+                p
+                for p in (" ".join(tokenizer.ja_terms(w)) for w in found if _JA_RUN.fullmatch(w))
+                if p and not _has_digit(p)
+            ]
             if phrases:
                 groups.append(BridgeGroup(phrase, tuple(dict.fromkeys(phrases))))
                 i += n
@@ -103,9 +105,11 @@ def _english_groups(text: str, tokenizer: JapaneseTokenizer, lexicon: Lexicon
 def _singular_lookup(span: list[str], lexicon: Lexicon) -> list[str]:
     """'waves' → 'wave', 'studies' → 'study': JMdict glosses are singular."""
     last = span[-1]
-    for stem in (last[:-3] + "y" if last.endswith("ies") else None,
-                 last[:-2] if last.endswith(("ses", "xes", "ches", "shes")) else None,
-                 last[:-1] if last.endswith("s") and not last.endswith("ss") else None):
+    for stem in (
+        last[:-3] + "y" if last.endswith("ies") else None,
+        last[:-2] if last.endswith(("ses", "xes", "ches", "shes")) else None,
+        last[:-1] if last.endswith("s") and not last.endswith("ss") else None,
+    ):
         if stem and len(stem) > 2:
             found = lexicon.japanese(" ".join([*span[:-1], stem]))
             if found:
@@ -113,20 +117,24 @@ def _singular_lookup(span: list[str], lexicon: Lexicon) -> list[str]:
     return []
 
 
-def _japanese_groups(run: str, lexicon: Lexicon, tokenizer: JapaneseTokenizer
-                     ) -> list[BridgeGroup]:
-    morphemes = [(m.surface(), m.dictionary_form(), m.part_of_speech()[0])
-                 for m in tokenizer.morphemes(run)]
+def _japanese_groups(run: str, lexicon: Lexicon, tokenizer: JapaneseTokenizer) -> list[BridgeGroup]:
+    morphemes = [
+        (m.surface(), m.dictionary_form(), m.part_of_speech()[0]) for m in tokenizer.morphemes(run)
+    ]
     groups: list[BridgeGroup] = []
     i = 0
     while i < len(morphemes) and len(groups) < MAX_GROUPS:
         for n in range(min(MAX_PHRASE, len(morphemes) - i), 0, -1):
-            span = morphemes[i:i + n]
+            span = morphemes[i : i + n]
             if any(pos in _SKIP_POS for _, _, pos in span):
                 continue
             surface = "".join(s for s, _, _ in span)
-            if n == 1 and (_HIRAGANA.match(surface) and len(surface) <= 3 or len(surface) < 2
-                           and not _is_kanji(surface)):
+            if n == 1 and (
+                _HIRAGANA.match(surface)
+                and len(surface) <= 3
+                or len(surface) < 2
+                and not _is_kanji(surface)
+            ):
                 continue
             found = lexicon.english(surface)
             if not found and n == 1 and span[0][1] != surface:
@@ -146,5 +154,4 @@ def _has_digit(text: str) -> bool:
 
 
 def _is_kanji(text: str) -> bool:
-    return bool(text) and all("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff"
-                              for c in text)
+    return bool(text) and all("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" for c in text)

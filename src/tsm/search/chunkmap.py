@@ -61,17 +61,18 @@ def _loaded(conn: sqlite3.Connection) -> ChunkDocuments:
     return ChunkDocuments(doc_of, stamp)
 
 
-def _patched(conn: sqlite3.Connection, old: ChunkDocuments, changed: list[int],
-             stamp: int) -> ChunkDocuments:
+def _patched(
+    conn: sqlite3.Connection, old: ChunkDocuments, changed: list[int], stamp: int
+) -> ChunkDocuments:
     doc_of = array("q", old.doc_of)
     if changed and max(changed) >= len(doc_of):
         doc_of.extend([NO_DOCUMENT] * (max(changed) + 1 - len(doc_of)))
     for chunk_id in changed:
         doc_of[chunk_id] = NO_DOCUMENT
     for start in range(0, len(changed), 500):
-        part = changed[start:start + 500]
+        part = changed[start : start + 500]
         for chunk_id, doc_id in conn.execute(
-                f"SELECT id, document_id FROM chunks WHERE id IN ({','.join('?' * len(part))})",
-                part):
+            f"SELECT id, document_id FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
+        ):
             doc_of[chunk_id] = doc_id
     return ChunkDocuments(doc_of, stamp)

@@ -21,15 +21,18 @@ def content_terms(terms: Sequence[str]) -> list[str]:
     A word with digits in it (p53, H2O) stays: it names something. Only the tuning bench
     uses this: keyword evidence over content words alone lowered jaquad-para and scifact-ja
     (bench/results/bridge.md), so the engine counts every word."""
-    return [t for t in terms if any(c.isalpha() for c in t) and not (len(t) == 1 and
-                                                                      t.isascii())]
+    return [t for t in terms if any(c.isalpha() for c in t) and not (len(t) == 1 and t.isascii())]
 
 
 class TermCoverage:
     """Per-query helper; document frequencies are looked up once per term."""
 
-    def __init__(self, conn: sqlite3.Connection, terms: Sequence[str],
-                 expressions: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        terms: Sequence[str],
+        expressions: Mapping[str, str] | None = None,
+    ) -> None:
         """`expressions` gives a term its own FTS5 expression: a bridge group (bridge.py)
         is one term whose alternatives count once."""
         self.conn = conn
@@ -45,8 +48,8 @@ class TermCoverage:
             self._idf, self._known = {}, set()
             for term in self.terms:
                 df = self.conn.execute(
-                    "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                    (self._match(term),)).fetchone()[0]
+                    "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (self._match(term),)
+                ).fetchone()[0]
                 self._idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
                 if df:
                     self._known.add(term)
@@ -65,8 +68,9 @@ class TermCoverage:
         marks = ",".join("?" * len(chunk_ids))
         for term, weight in idf.items():
             for (rowid,) in self.conn.execute(
-                    f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-                    (self._match(term), *chunk_ids)):
+                f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+                (self._match(term), *chunk_ids),
+            ):
                 matched[rowid] += weight
         return {c: term_coverage(m, mass) for c, m in matched.items()}
 
@@ -92,5 +96,6 @@ class TermCoverage:
             return 0.0
         self.idf()
         share = len(self._known) / len(self.terms)
-        return max(self.per_chunk(chunk_ids, known_only=True).values(), default=0.0) * \
-            math.sqrt(share)
+        return max(self.per_chunk(chunk_ids, known_only=True).values(), default=0.0) * math.sqrt(
+            share
+        )

@@ -74,8 +74,9 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
             params += [prefix, len(prefix) + 1, prefix + "/"]
         clauses.append("(" + " OR ".join(ors) + ")")
     for tag in filters.tags:
-        clauses.append("d.id IN (SELECT document_id FROM tags WHERE tag = ? OR "
-                       "substr(tag, 1, ?) = ?)")
+        clauses.append(
+            "d.id IN (SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
+        )
         params += [tag, len(tag) + 1, tag + "/"]
     if filters.types:
         clauses.append(f"d.type IN ({','.join('?' * len(filters.types))})")
@@ -90,12 +91,16 @@ def search(ctx: SearchContext, query: Query) -> SearchResult:
     expression = query.filters.date_expression
     if result.results or not expression or not query.text.strip():
         return result
-    undated = replace(query, text=query.original, filters=replace(
-        query.filters, after=None, before=None, date_expression=None))
+    undated = replace(
+        query,
+        text=query.original,
+        filters=replace(query.filters, after=None, before=None, date_expression=None),
+    )
     retry = _search(ctx, undated)
     note = f"nothing is dated {expression!r}; showing matches from any date"
-    return replace(retry, warnings=(note, *retry.warnings),
-                   took_ms=round(result.took_ms + retry.took_ms, 2))
+    return replace(
+        retry, warnings=(note, *retry.warnings), took_ms=round(result.took_ms + retry.took_ms, 2)
+    )
 
 
 def _search(ctx: SearchContext, query: Query) -> SearchResult:
@@ -113,8 +118,9 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
 
     if not query.text.strip():
         recent = _recent(ctx.conn, where, params, query.top_k, k)
-        return _finish(ctx, query, recent, (True, False), terms, warnings, started,
-                       len(recent), None, "hybrid")
+        return _finish(
+            ctx, query, recent, (True, False), terms, warnings, started, len(recent), None, "hybrid"
+        )
     if not terms and mode != "vector":
         warnings.append("the query has no searchable words")
 
@@ -131,8 +137,9 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             return chunk_documents(ctx.conn, db_key)
 
         fts_ranked, total = fts_hits(ctx.conn, expression, where, params, depth, chunk_docs)
-        extra = expand(terms, load_synonyms(StatePaths(settings.state_dir).synonyms,
-                                            tokenizer.query_terms))
+        extra = expand(
+            terms, load_synonyms(StatePaths(settings.state_dir).synonyms, tokenizer.query_terms)
+        )
         if extra:  # expansion-only hits rank after every exact hit
             synonym_expr = match_expression(extra)
             assert synonym_expr is not None
@@ -144,8 +151,9 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     bridge_ranked: list[tuple[int, int, float]] = []
     bridge_cover: TermCoverage | None = None
     if mode in ("hybrid", "fts") and settings.get("search.bridge"):
-        bridge_ranked, bridge_cover = _bridge_signal(ctx, query.text, tokenizer, where,
-                                                     params, depth)
+        bridge_ranked, bridge_cover = _bridge_signal(
+            ctx, query.text, tokenizer, where, params, depth
+        )
 
     side = None
     if embedding is not None:
@@ -159,14 +167,17 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     if mode == "hybrid" and fts_ranked and vec_ranked:  # each signal's trust in this query
         fts_weight = fuse.keyword_weight(
             coverage.keyword_evidence([c for c, _, _ in fts_ranked[:3]]),
-            settings.get("search.keyword_parity"))
+            settings.get("search.keyword_parity"),
+        )
         vec_weight = fuse.vector_weight(vec_scores, background)
     bridge_weight = fuse.BRIDGE_WEIGHT
     if bridge_ranked and bridge_cover is not None:  # a translation is a guess: in every mode
         bridge_weight *= fuse.keyword_weight(
-            bridge_cover.best([c for c, _, _ in bridge_ranked[:3]]), fuse.BRIDGE_PARITY)
-    bridge_terms = fuse.score_scaled_rrf([s for _, _, s in bridge_ranked], k, bridge_weight,
-                                         floor=0.0)
+            bridge_cover.best([c for c, _, _ in bridge_ranked[:3]]), fuse.BRIDGE_PARITY
+        )
+    bridge_terms = fuse.score_scaled_rrf(
+        [s for _, _, s in bridge_ranked], k, bridge_weight, floor=0.0
+    )
     for (chunk_id, doc_id, _), term in zip(bridge_ranked, bridge_terms, strict=True):
         candidates.setdefault(doc_id, Candidate(doc_id)).bridge = (chunk_id, term)
     fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
@@ -178,19 +189,34 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         cand.vector, cand.similarity = (chunk_id, term), similarity
     for rank, doc_id in enumerate(entity_ranked, start=1):
         first_chunk = ctx.conn.execute(
-            "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1",
-            (doc_id,)).fetchone()[0]
-        candidates.setdefault(doc_id, Candidate(doc_id)).entity = (first_chunk,
-                                                                    fuse.rrf(rank, k))
+            "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1", (doc_id,)
+        ).fetchone()[0]
+        candidates.setdefault(doc_id, Candidate(doc_id)).entity = (first_chunk, fuse.rrf(rank, k))
     total = max(total, 0) + sum(1 for c in candidates.values() if c.fts is None)
     signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
-    return _finish(ctx, query, list(candidates.values()), signals, terms, warnings, started,
-                   total, coverage if terms else None, mode, side)
+    return _finish(
+        ctx,
+        query,
+        list(candidates.values()),
+        signals,
+        terms,
+        warnings,
+        started,
+        total,
+        coverage if terms else None,
+        mode,
+        side,
+    )
 
 
-def _bridge_signal(ctx: SearchContext, text: str, tokenizer: JapaneseTokenizer, where: str,
-                   params: list[object], depth: int
-                   ) -> tuple[list[tuple[int, int, float]], TermCoverage | None]:
+def _bridge_signal(
+    ctx: SearchContext,
+    text: str,
+    tokenizer: JapaneseTokenizer,
+    where: str,
+    params: list[object],
+    depth: int,
+) -> tuple[list[tuple[int, int, float]], TermCoverage | None]:
     """The keyword ranking of the query's words translated into the other language
     (bridge.py) and its coverage by translation group; empty without a lexicon."""
     from .bridge import bridge_expression, bridge_groups
@@ -202,10 +228,12 @@ def _bridge_signal(ctx: SearchContext, text: str, tokenizer: JapaneseTokenizer, 
     if expression is None:
         return [], None
     db_key = str(ctx.settings.db_path)
-    ranked, _ = fts_hits(ctx.conn, expression, where, params, depth,
-                         lambda: chunk_documents(ctx.conn, db_key))
-    return ranked, TermCoverage(ctx.conn, [g.source for g in groups],
-                                {g.source: g.expression for g in groups})
+    ranked, _ = fts_hits(
+        ctx.conn, expression, where, params, depth, lambda: chunk_documents(ctx.conn, db_key)
+    )
+    return ranked, TermCoverage(
+        ctx.conn, [g.source for g in groups], {g.source: g.expression for g in groups}
+    )
 
 
 Embedding = tuple[str, "np.ndarray", "float | None"]
@@ -235,17 +263,25 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=4, thread_name_prefix="tsm-embed-query")
 
 
-def _vector_signal(ctx: SearchContext, query: Query, embedding: Future[Embedding],
-                   where: str, params: list[object], depth: int, warnings: list[str]
-                   ) -> tuple[VectorSide | None, str]:
+def _vector_signal(
+    ctx: SearchContext,
+    query: Query,
+    embedding: Future[Embedding],
+    where: str,
+    params: list[object],
+    depth: int,
+    warnings: list[str],
+) -> tuple[VectorSide | None, str]:
     """The vector side and the mode; None and "fts" (per --fallback) when vectors are
     unavailable."""
     try:
         name, qvec, generic = embedding.result()
         index = load_index(ctx.conn, str(ctx.settings.db_path), name)
         if index.live_rows == 0:
-            raise EmbedderUnavailable(f"no chunk has a vector from {name} yet",
-                                      "run `tsm index` (or `tsm reindex vectors`)")
+            raise EmbedderUnavailable(
+                f"no chunk has a vector from {name} yet",
+                "run `tsm index` (or `tsm reindex vectors`)",
+            )
     except EmbedderUnavailable as exc:
         if query.mode == "vector" or query.fallback == "error":
             raise EmbedderUnavailable(
@@ -258,9 +294,17 @@ def _vector_signal(ctx: SearchContext, query: Query, embedding: Future[Embedding
 
     allowed = None
     if query.filters.active:
-        allowed = np.fromiter((r[0] for r in ctx.conn.execute(
-            f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
-            params)), dtype=np.int64)
+        allowed = np.fromiter(
+            (
+                r[0]
+                for r in ctx.conn.execute(
+                    "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+                    f"WHERE {where}",
+                    params,
+                )
+            ),
+            dtype=np.int64,
+        )
     missing = index.missing
     if missing > 0:
         warnings.append(f"{missing} chunks have no vector yet; they are found by keywords only")
@@ -271,13 +315,17 @@ def _vector_signal(ctx: SearchContext, query: Query, embedding: Future[Embedding
         mine = sims[index.doc_ids == doc_id]
         return float(mine.max()) if mine.size and np.isfinite(mine.max()) else None
 
-    return VectorSide(index.best_per_document(sims, depth),
-                      float(searchable.mean()) if searchable.size else None, generic,
-                      doc_similarity), query.mode
+    return VectorSide(
+        index.best_per_document(sims, depth),
+        float(searchable.mean()) if searchable.size else None,
+        generic,
+        doc_similarity,
+    ), query.mode
 
 
-def _recent(conn: sqlite3.Connection, where: str, params: list[object], top_k: int,
-            k: int) -> list[Candidate]:
+def _recent(
+    conn: sqlite3.Connection, where: str, params: list[object], top_k: int, k: int
+) -> list[Candidate]:
     """A query made only of a time expression: the most recent matching documents."""
     rows = conn.execute(
         f"""SELECT d.id, MIN(c.id) FROM documents d JOIN chunks c ON c.document_id = d.id
@@ -285,14 +333,25 @@ def _recent(conn: sqlite3.Connection, where: str, params: list[object], top_k: i
             ORDER BY MAX(COALESCE(c.chunk_date, d.doc_date)) DESC, d.id DESC LIMIT ?""",
         (*params, top_k),
     ).fetchall()
-    return [Candidate(doc_id, fts=(chunk_id, fuse.rrf(rank, k)))
-            for rank, (doc_id, chunk_id) in enumerate(rows, start=1)]
+    return [
+        Candidate(doc_id, fts=(chunk_id, fuse.rrf(rank, k)))
+        for rank, (doc_id, chunk_id) in enumerate(rows, start=1)
+    ]
 
 
-def _finish(ctx: SearchContext, query: Query, candidates: list[Candidate],
-            signals: tuple[bool, bool], terms: list[str], warnings: list[str], started: float,
-            total: int, coverage: TermCoverage | None, mode: str,
-            side: VectorSide | None = None) -> SearchResult:
+def _finish(
+    ctx: SearchContext,
+    query: Query,
+    candidates: list[Candidate],
+    signals: tuple[bool, bool],
+    terms: list[str],
+    warnings: list[str],
+    started: float,
+    total: int,
+    coverage: TermCoverage | None,
+    mode: str,
+    side: VectorSide | None = None,
+) -> SearchResult:
     scored = rank_candidates(ctx.conn, ctx.settings, ctx.now, candidates)
     root = ctx.settings.index_root if ctx.check_files else None
     chosen = select_fresh(scored, query.top_k, root, warnings)
@@ -300,18 +359,28 @@ def _finish(ctx: SearchContext, query: Query, candidates: list[Candidate],
         for item in chosen:
             if item.cand.similarity is None:
                 item.cand.similarity = side.doc_similarity(item.cand.doc_id)
-    hits = build_hits(ctx.conn, chosen, signals=signals, terms=terms, coverage=coverage,
-                      include_content=query.include_content,
-                      generic=side.generic if side else None)
+    hits = build_hits(
+        ctx.conn,
+        chosen,
+        signals=signals,
+        terms=terms,
+        coverage=coverage,
+        include_content=query.include_content,
+        generic=side.generic if side else None,
+    )
     return _result(query, hits, max(total, len(hits)), mode, warnings, started)
 
 
-def _result(query: Query, hits: tuple[Hit, ...], total: int, mode: str, warnings: list[str],
-            started: float) -> SearchResult:
+def _result(
+    query: Query, hits: tuple[Hit, ...], total: int, mode: str, warnings: list[str], started: float
+) -> SearchResult:
     return SearchResult(
-        query=query.original, results=hits, total_matches=total, mode=mode,
+        query=query.original,
+        results=hits,
+        total_matches=total,
+        mode=mode,
         took_ms=round((time.perf_counter() - started) * 1000, 2),
-        filters=query.filters.as_json() | ({"query_text": query.text}
-                                           if query.text != query.original else {}),
+        filters=query.filters.as_json()
+        | ({"query_text": query.text} if query.text != query.original else {}),
         warnings=tuple(dict.fromkeys(warnings)),
     )

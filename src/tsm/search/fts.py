@@ -25,9 +25,14 @@ def match_expression(terms: Sequence[str]) -> str | None:
     return " OR ".join(quoted) if quoted else None
 
 
-def fts_hits(conn: sqlite3.Connection, expression: str, where: str, params: Sequence[object],
-             limit: int, chunk_docs: Callable[[], ChunkDocuments] | None = None
-             ) -> tuple[list[tuple[int, int, float]], int]:
+def fts_hits(
+    conn: sqlite3.Connection,
+    expression: str,
+    where: str,
+    params: Sequence[object],
+    limit: int,
+    chunk_docs: Callable[[], ChunkDocuments] | None = None,
+) -> tuple[list[tuple[int, int, float]], int]:
     """Best chunk per document as (chunk_id, document_id, bm25), best first, and the number of
     matching documents. `where` filters on `c` (chunks) and `d` (documents); `chunk_docs`
     makes the count cheap when there is no filter."""
@@ -45,24 +50,34 @@ def fts_hits(conn: sqlite3.Connection, expression: str, where: str, params: Sequ
         rows = conn.execute(
             f"""WITH m AS MATERIALIZED ({inner})
                 SELECT cid, did, MIN(s) AS best FROM m GROUP BY did ORDER BY best, did
-                LIMIT ?""", (expression, *params, limit)).fetchall()
+                LIMIT ?""",
+            (expression, *params, limit),
+        ).fetchall()
     if len(rows) < limit:
         total = len(rows)
     elif where.strip() == "1" and chunk_docs is not None:
         total = chunk_docs().count_documents(
-            r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                       (expression,)))
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,)
+            )
+        )
     else:  # counting needs no ranking
-        total = int(conn.execute(
-            f"""SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f
+        total = int(
+            conn.execute(
+                f"""SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f
                 JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id
-                WHERE chunks_fts MATCH ? AND ({where})""", (expression, *params)).fetchone()[0])
+                WHERE chunks_fts MATCH ? AND ({where})""",
+                (expression, *params),
+            ).fetchone()[0]
+        )
     # bm25() is negative (lower is better); expose positive scores.
     return [(int(c), int(d), -float(s)) for c, d, s in rows], total
 
 
-def _unfiltered_hits(conn: sqlite3.Connection, expression: str, weights: str,
-                     limit: int) -> list[tuple[int, int, float]]:
+def _unfiltered_hits(
+    conn: sqlite3.Connection, expression: str, weights: str, limit: int
+) -> list[tuple[int, int, float]]:
     """Without filters FTS5 can keep just the best rows by rank (a heap, no join or sort of
     every match); a document's chunks may repeat, so fetch more rows until `limit` docs."""
     best: dict[int, tuple[int, int, float]] = {}
@@ -73,7 +88,8 @@ def _unfiltered_hits(conn: sqlite3.Connection, expression: str, weights: str,
                    SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?
                    AND rank MATCH ? ORDER BY rank LIMIT ?) f
                JOIN chunks c ON c.id = f.rowid ORDER BY f.rank, c.document_id""",
-            (expression, f"bm25({weights})", fetch)).fetchall()
+            (expression, f"bm25({weights})", fetch),
+        ).fetchall()
         best = {}
         for cid, did, score in rows:
             best.setdefault(did, (cid, did, score))

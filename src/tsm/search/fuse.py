@@ -6,10 +6,22 @@ import math
 from collections.abc import Mapping, Sequence
 
 DEFAULT_STATUS_WEIGHTS: Mapping[str, float] = {
-    "current": 1.0, "active": 1.0, "done": 1.0, "published": 1.0, "final": 1.0,
-    "draft": 0.9, "wip": 0.9, "idea": 0.9,
-    "outdated": 0.6, "archived": 0.6, "stale": 0.6,
-    "superseded": 0.5, "deprecated": 0.5, "rejected": 0.5, "dropped": 0.5, "obsolete": 0.5,
+    "current": 1.0,
+    "active": 1.0,
+    "done": 1.0,
+    "published": 1.0,
+    "final": 1.0,
+    "draft": 0.9,
+    "wip": 0.9,
+    "idea": 0.9,
+    "outdated": 0.6,
+    "archived": 0.6,
+    "stale": 0.6,
+    "superseded": 0.5,
+    "deprecated": 0.5,
+    "rejected": 0.5,
+    "dropped": 0.5,
+    "obsolete": 0.5,
 }
 RECENCY_FLOOR = 0.9  # an old note keeps 90 % of its score: reorders close results, never buries
 
@@ -21,8 +33,9 @@ def rrf(rank: int, k: int = 1000, weight: float = 1.0) -> float:
     return weight * (k + 1) / (k + rank)
 
 
-def score_scaled_rrf(scores: Sequence[float], k: int, weight: float, floor: float | None = None
-                     ) -> list[float]:
+def score_scaled_rrf(
+    scores: Sequence[float], k: int, weight: float, floor: float | None = None
+) -> list[float]:
     """RRF terms of one ranking (best first), each scaled by its normalised score.
 
     Plain RRF sees only ranks: a keyword ranking whose first hit scores twice the second
@@ -49,8 +62,9 @@ def score_scaled_rrf(scores: Sequence[float], k: int, weight: float, floor: floa
     return terms
 
 
-def recency(age_days: float | None, half_life_days: float | None,
-            floor: float = RECENCY_FLOOR) -> float:
+def recency(
+    age_days: float | None, half_life_days: float | None, floor: float = RECENCY_FLOOR
+) -> float:
     """floor + (1 - floor) * 2^(-age / half_life); 1.0 when undated or decay is off."""
     if age_days is None or not half_life_days or half_life_days <= 0:
         return 1.0

@@ -24,15 +24,25 @@ FORMAT = 1  # bump when the reduction below changes: old cache files are then ig
 MAX_TRANSLATIONS = 3  # per source word: more alternatives add noise faster than recall
 MAX_GLOSS_WORDS = 4  # longer glosses are explanations, not terms a note would contain
 # Senses that a note is unlikely to mean: their glosses are not used.
-_SKIP_MISC = {"archaism", "obsolete term", "obscure term", "rare term", "dated term",
-              "vulgar expression or word", "Internet slang", "proverb", "yojijukugo",
-              "idiomatic expression"}
+_SKIP_MISC = {
+    "archaism",
+    "obsolete term",
+    "obscure term",
+    "rare term",
+    "dated term",
+    "vulgar expression or word",
+    "Internet slang",
+    "proverb",
+    "yojijukugo",
+    "idiomatic expression",
+}
 _COMMON = {"news1", "ichi1", "spec1", "spec2", "gai1"}  # JMdict's "common word" marks
 _KATAKANA = re.compile(r"[\u30a0-\u30ff]")
 _PAREN = re.compile(r"\([^)]*\)")
 _LEADING = re.compile(r"^(?:to be |to |a |an |the )")
-_GLOSS_STOP = frozenset("a an the of to be do is it in on at as or and one something "
-                        "someone oneself etc".split())
+_GLOSS_STOP = frozenset(
+    "a an the of to be do is it in on at as or and one something someone oneself etc".split()
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +73,9 @@ def _connection(path: Path) -> sqlite3.Connection:
     _local.conns = conns
     conn = conns.get(path)
     if conn is None:
-        conn = conns[path] = sqlite3.connect(f"file:{path}?mode=ro", uri=True,
-                                             check_same_thread=False)
+        conn = conns[path] = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, check_same_thread=False
+        )
     return conn
 
 
@@ -122,10 +133,14 @@ def build(source: Path, target: Path) -> None:
         with sqlite3.connect(tmp) as out:
             out.execute("CREATE TABLE ja (term TEXT PRIMARY KEY, en TEXT) WITHOUT ROWID")
             out.execute("CREATE TABLE en (term TEXT PRIMARY KEY, ja TEXT) WITHOUT ROWID")
-            out.executemany("INSERT INTO ja VALUES (?, ?)",
-                            ((k, "\t".join(v)) for k, v in sorted(ja_en.items())))
-            out.executemany("INSERT INTO en VALUES (?, ?)",
-                            ((k, "\t".join(v)) for k, v in sorted(en_ja.items())))
+            out.executemany(
+                "INSERT INTO ja VALUES (?, ?)",
+                ((k, "\t".join(v)) for k, v in sorted(ja_en.items())),
+            )
+            out.executemany(
+                "INSERT INTO en VALUES (?, ?)",
+                ((k, "\t".join(v)) for k, v in sorted(en_ja.items())),
+            )
         out.close()
         os.replace(tmp, target)
     finally:
@@ -146,12 +161,14 @@ def normalize_gloss(gloss: str) -> str:
 
 def usable_gloss(gloss: str) -> bool:
     words = gloss.split()
-    return 0 < len(words) <= MAX_GLOSS_WORDS and not all(w in _GLOSS_STOP for w in words) \
+    return (
+        0 < len(words) <= MAX_GLOSS_WORDS
+        and not all(w in _GLOSS_STOP for w in words)
         and all(any(c.isalnum() for c in w) for w in words)
+    )
 
 
-def reduce_jmdict(conn: sqlite3.Connection) -> tuple[dict[str, list[str]],
-                                                     dict[str, list[str]]]:
+def reduce_jmdict(conn: sqlite3.Connection) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(Japanese word → English phrases, English phrase → Japanese words), each list best
     first and at most MAX_TRANSLATIONS long.
 
@@ -160,14 +177,18 @@ def reduce_jmdict(conn: sqlite3.Connection) -> tuple[dict[str, list[str]],
     each entry: first sense before later ones, first gloss before later ones, an entry
     marked common before one that is not; the entry is written as its first spelling (kana
     when JMdict marks it as usually written in kana)."""
-    skip = {sid for sid, text in conn.execute("SELECT sid, text FROM misc")
-            if text in _SKIP_MISC}
-    kana_usual = {sid for sid, text in conn.execute("SELECT sid, text FROM misc")
-                  if text == "word usually written using kana alone"}
-    common_kanji = {kid for kid, text in conn.execute("SELECT kid, text FROM KJP")
-                    if text in _COMMON}
-    common_kana = {kid for kid, text in conn.execute("SELECT kid, text FROM KNP")
-                   if text in _COMMON}
+    skip = {sid for sid, text in conn.execute("SELECT sid, text FROM misc") if text in _SKIP_MISC}
+    kana_usual = {
+        sid
+        for sid, text in conn.execute("SELECT sid, text FROM misc")
+        if text == "word usually written using kana alone"
+    }
+    common_kanji = {
+        kid for kid, text in conn.execute("SELECT kid, text FROM KJP") if text in _COMMON
+    }
+    common_kana = {
+        kid for kid, text in conn.execute("SELECT kid, text FROM KNP") if text in _COMMON
+    }
     spellings: dict[int, list[tuple[str, bool]]] = defaultdict(list)  # idseq → (text, common)
     kana: dict[int, list[tuple[str, bool]]] = defaultdict(list)
     for kid, idseq, text in conn.execute("SELECT ID, idseq, text FROM Kanji ORDER BY ID"):
@@ -176,8 +197,9 @@ def reduce_jmdict(conn: sqlite3.Connection) -> tuple[dict[str, list[str]],
         kana[idseq].append((_norm(text), kid in common_kana))
     senses: dict[int, list[tuple[int, list[str]]]] = defaultdict(list)
     for sid, idseq, gloss in conn.execute(
-            """SELECT s.ID, s.idseq, g.text FROM Sense s JOIN SenseGloss g ON g.sid = s.ID
-               WHERE g.lang = 'eng' ORDER BY s.idseq, s.ID, g.rowid"""):
+        """SELECT s.ID, s.idseq, g.text FROM Sense s JOIN SenseGloss g ON g.sid = s.ID
+               WHERE g.lang = 'eng' ORDER BY s.idseq, s.ID, g.rowid"""
+    ):
         if not senses[idseq] or senses[idseq][-1][0] != sid:
             senses[idseq].append((sid, []))
         senses[idseq][-1][1].append(gloss)
@@ -191,8 +213,11 @@ def reduce_jmdict(conn: sqlite3.Connection) -> tuple[dict[str, list[str]],
             continue
         common = any(c for _, c in forms)
         usually_kana = any(sid in kana_usual for sid, _ in entry_senses[:1])
-        written = (kana.get(idseq) or forms)[0][0] if usually_kana or idseq not in spellings \
+        written = (
+            (kana.get(idseq) or forms)[0][0]
+            if usually_kana or idseq not in spellings
             else spellings[idseq][0][0]
+        )
         # A katakana loanword (プレッシャー) is a weaker rendering of an English phrase than
         # a native word (圧力) in the notes this searches; it still fills a later slot.
         loanword = all(_KATAKANA.match(c) for c in written)
@@ -206,8 +231,13 @@ def reduce_jmdict(conn: sqlite3.Connection) -> tuple[dict[str, list[str]],
                     continue
                 if phrase not in phrases:
                     phrases.append(phrase)
-                cost = sense_no + 0.5 * gloss_no + (0 if common else 2) + \
-                    0.3 * (len(glosses) - 1) + (1 if loanword else 0)
+                cost = (
+                    sense_no
+                    + 0.5 * gloss_no
+                    + (0 if common else 2)
+                    + 0.3 * (len(glosses) - 1)
+                    + (1 if loanword else 0)
+                )
                 ranked[phrase].append((cost, written))
         if phrases:  # a kana spelling is a key only where the word is written in kana
             keys = forms if usually_kana or idseq not in spellings else spellings[idseq]

@@ -92,10 +92,14 @@ def build_query(
         raise InvalidQuery(f"unknown mode {mode!r}", "use hybrid, fts or vector")
     if fallback not in ("error", "fts-only"):
         raise InvalidQuery(f"unknown --fallback {fallback!r}", "use error or fts-only")
-    if isinstance(include_content, bool) or not isinstance(include_content, int) or \
-            include_content < 0:
-        raise InvalidQuery(f"--include-content must be a whole number >= 0, got "
-                           f"{include_content!r}")
+    if (
+        isinstance(include_content, bool)
+        or not isinstance(include_content, int)
+        or include_content < 0
+    ):
+        raise InvalidQuery(
+            f"--include-content must be a whole number >= 0, got {include_content!r}"
+        )
     remaining, extracted = extract_dates(original, today)
     start = end = None
     try:
@@ -130,8 +134,9 @@ def build_query(
 
 def _check_path(prefix: str) -> str:
     if prefix.startswith(("/", "~")) or (len(prefix) > 1 and prefix[1] == ":"):
-        raise InvalidQuery(f"--path {prefix!r} must be relative to the index root",
-                           "example: --path notes/")
+        raise InvalidQuery(
+            f"--path {prefix!r} must be relative to the index root", "example: --path notes/"
+        )
     clean = prefix.strip()
     while clean.startswith("./"):
         clean = clean[2:]

@@ -40,39 +40,47 @@ class LinkGraph:
         if link_type == "markdown":
             row = self.conn.execute(
                 "SELECT id, path FROM documents WHERE path IN (?, ?, ?) LIMIT 1",
-                (target, target + ".md", target + ".markdown")).fetchone()
+                (target, target + ".md", target + ".markdown"),
+            ).fetchone()
         else:
             row = self.conn.execute(
                 f"""SELECT d.id, d.path FROM names n JOIN documents d ON d.id = n.document_id
                     WHERE n.name IN (?, ?) ORDER BY CASE n.kind {_KIND_RANK} END, d.id
                     LIMIT 1""",
-                (target, normalise(posixpath.basename(target)))).fetchone()
+                (target, normalise(posixpath.basename(target))),
+            ).fetchone()
         return (int(row[0]), str(row[1])) if row else None
 
-    def related(self, doc_id: int, path: str, title: str, aliases: Iterable[str],
-                exclude: set[int]) -> tuple[Related, ...]:
+    def related(
+        self, doc_id: int, path: str, title: str, aliases: Iterable[str], exclude: set[int]
+    ) -> tuple[Related, ...]:
         found: dict[int, Related] = {}
         for target, link_type in self.conn.execute(
-                "SELECT target, link_type FROM links WHERE document_id = ?", (doc_id,)):
+            "SELECT target, link_type FROM links WHERE document_id = ?", (doc_id,)
+        ):
             resolved = self.resolve(path, target, link_type)
             if resolved is not None and resolved[0] != doc_id and resolved[0] not in exclude:
-                found.setdefault(resolved[0], Related(resolved[1], link_type,
-                                                      STRENGTH[link_type]))
-        keys = sorted({name for name, _ in document_names(path, title, aliases)} |
-                      {link_key(path, "markdown")})
+                found.setdefault(resolved[0], Related(resolved[1], link_type, STRENGTH[link_type]))
+        keys = sorted(
+            {name for name, _ in document_names(path, title, aliases)}
+            | {link_key(path, "markdown")}
+        )
         marks = ",".join("?" * len(keys))
         for source_id, source_path, target, link_type in self.conn.execute(
-                f"""SELECT l.document_id, d.path, l.target, l.link_type FROM links l
+            f"""SELECT l.document_id, d.path, l.target, l.link_type FROM links l
                     JOIN documents d ON d.id = l.document_id
-                    WHERE l.target_key IN ({marks})""", keys):
+                    WHERE l.target_key IN ({marks})""",
+            keys,
+        ):
             if source_id in exclude or source_id == doc_id:
                 continue
             resolved = self.resolve(source_path, target, link_type)
             if resolved is None or resolved[0] != doc_id:
                 continue
             if source_id in found:
-                found[source_id] = Related(found[source_id].path, found[source_id].link_type,
-                                           MUTUAL)
+                found[source_id] = Related(
+                    found[source_id].path, found[source_id].link_type, MUTUAL
+                )
             else:
                 found[source_id] = Related(source_path, "backlink", STRENGTH["backlink"])
         ranked = sorted(found.values(), key=lambda r: (-r.strength, r.path))

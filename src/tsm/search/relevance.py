@@ -91,8 +91,10 @@ def _shipped(embedder: Embedder) -> np.ndarray | None:
     from ..embed import embed_queries
 
     fresh = embed_queries(embedder, [GENERIC_REQUESTS[i] for i in SPOT_CHECK])
-    if matrix.shape != (len(GENERIC_REQUESTS), fresh.shape[1]) or \
-            float(np.min(np.sum(fresh * matrix[list(SPOT_CHECK)], axis=1))) < 0.999:
+    if (
+        matrix.shape != (len(GENERIC_REQUESTS), fresh.shape[1])
+        or float(np.min(np.sum(fresh * matrix[list(SPOT_CHECK)], axis=1))) < 0.999
+    ):
         log.info("shipped generic-request vectors do not match %s; re-embedding", embedder.name)
         return None
     return matrix
@@ -105,8 +107,12 @@ def write_shipped(embedder: Embedder) -> Path:
 
     from ..embed import embed_queries
 
-    np.savez_compressed(SHIPPED, vectors=embed_queries(embedder, GENERIC_REQUESTS),
-                        model=np.array(embedder.name), digest=np.array(_DIGEST))
+    np.savez_compressed(
+        SHIPPED,
+        vectors=embed_queries(embedder, GENERIC_REQUESTS),
+        model=np.array(embedder.name),
+        digest=np.array(_DIGEST),
+    )
     return SHIPPED
 
 

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from .coverage import TermCoverage
 
 CATEGORY_HALF_LIFE = {"daily": 90.0, "journal": 90.0}
-_DOC_COLUMNS = ("id, path, title, type, category, status, created, updated, doc_date, size, "
-                "mtime, aliases")
+_DOC_COLUMNS = (
+    "id, path, title, type, category, status, created, updated, doc_date, size, mtime, aliases"
+)
 
 
 @dataclass
@@ -48,8 +49,9 @@ class _Scored:
     stale: bool = False
 
 
-def multipliers(settings: Settings, now: dt.datetime, doc: tuple[Any, ...]) -> tuple[
-        float, float, float]:
+def multipliers(
+    settings: Settings, now: dt.datetime, doc: tuple[Any, ...]
+) -> tuple[float, float, float]:
     """(recency, status, weight) for a document row of _DOC_COLUMNS."""
     path, doc_type, category, status, date = doc[1], doc[3], doc[4], doc[5], doc[8]
     weight = 1.0
@@ -68,20 +70,25 @@ def multipliers(settings: Settings, now: dt.datetime, doc: tuple[Any, ...]) -> t
             age = (now.date() - dt.date.fromisoformat(date[:10])).days
         except ValueError:
             age = None
-    return (fuse.recency(age, half_life), fuse.status_penalty(status, settings.status_weights),
-            weight)
+    return (
+        fuse.recency(age, half_life),
+        fuse.status_penalty(status, settings.status_weights),
+        weight,
+    )
 
 
-def rank_candidates(conn: sqlite3.Connection, settings: Settings, now: dt.datetime,
-         candidates: list[Candidate]) -> list[_Scored]:
+def rank_candidates(
+    conn: sqlite3.Connection, settings: Settings, now: dt.datetime, candidates: list[Candidate]
+) -> list[_Scored]:
     """Final score = fused RRF × recency × status × weight, best first."""
     docs: dict[int, tuple[Any, ...]] = {}
     ids = [c.doc_id for c in candidates]
     for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
+        part = ids[start : start + 500]
         marks = ",".join("?" * len(part))
-        for row in conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({marks})",
-                                part):
+        for row in conn.execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({marks})", part
+        ):
             docs[row[0]] = row
     scored = []
     for cand in candidates:
@@ -89,18 +96,19 @@ def rank_candidates(conn: sqlite3.Connection, settings: Settings, now: dt.dateti
         if doc is None:
             continue
         recency, status, weight = multipliers(settings, now, doc)
-        signals = [s for s in (cand.fts, cand.vector, cand.entity, cand.bridge)
-                   if s is not None]
+        signals = [s for s in (cand.fts, cand.vector, cand.entity, cand.bridge) if s is not None]
         fused = sum(s[1] for s in signals)
         chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
-        scored.append(_Scored(fused * recency * status * weight, cand, doc, chunk_id, recency,
-                              status, weight))
+        scored.append(
+            _Scored(fused * recency * status * weight, cand, doc, chunk_id, recency, status, weight)
+        )
     scored.sort(key=lambda s: (-s.score, s.cand.doc_id))
     return scored
 
 
-def select_fresh(scored: list[_Scored], top_k: int, root: os.PathLike[str] | None,
-                 warnings: list[str]) -> list[_Scored]:
+def select_fresh(
+    scored: list[_Scored], top_k: int, root: os.PathLike[str] | None, warnings: list[str]
+) -> list[_Scored]:
     """The first top_k whose files still exist; changed files are kept but marked stale.
     `root=None` skips the check (benchmarks over files that cannot change)."""
     chosen: list[_Scored] = []
@@ -120,9 +128,16 @@ def select_fresh(scored: list[_Scored], top_k: int, root: os.PathLike[str] | Non
     return chosen
 
 
-def build_hits(conn: sqlite3.Connection, chosen: list[_Scored], *, signals: tuple[bool, bool],
-               terms: list[str], coverage: TermCoverage | None,
-               include_content: int, generic: float | None = None) -> tuple[Hit, ...]:
+def build_hits(
+    conn: sqlite3.Connection,
+    chosen: list[_Scored],
+    *,
+    signals: tuple[bool, bool],
+    terms: list[str],
+    coverage: TermCoverage | None,
+    include_content: int,
+    generic: float | None = None,
+) -> tuple[Hit, ...]:
     """Hits for the chosen documents. `signals` says whether (fts, vector) ran, so a signal
     that ran but missed a document reports 0.0 and one that did not run reports None.
     `generic` is the query's best cosine with a generic request (relevance.py)."""
@@ -130,15 +145,23 @@ def build_hits(conn: sqlite3.Connection, chosen: list[_Scored], *, signals: tupl
         return ()
     chunk_ids = [s.chunk_id for s in chosen]
     doc_ids = [s.cand.doc_id for s in chosen]
-    chunks = _by_id(conn, "SELECT id, chunk_index, section, page, text FROM chunks "
-                          "WHERE id IN ({})", chunk_ids)
-    counts = {d: n for d, n in conn.execute(
-        f"SELECT document_id, COUNT(*) FROM chunks WHERE document_id IN "
-        f"({','.join('?' * len(doc_ids))}) GROUP BY document_id", doc_ids)}
+    chunks = _by_id(
+        conn, "SELECT id, chunk_index, section, page, text FROM chunks WHERE id IN ({})", chunk_ids
+    )
+    counts = {
+        d: n
+        for d, n in conn.execute(
+            f"SELECT document_id, COUNT(*) FROM chunks WHERE document_id IN "
+            f"({','.join('?' * len(doc_ids))}) GROUP BY document_id",
+            doc_ids,
+        )
+    }
     tags: dict[int, list[str]] = {}
     for doc_id, tag in conn.execute(
-            f"SELECT document_id, tag FROM tags WHERE document_id IN "
-            f"({','.join('?' * len(doc_ids))}) ORDER BY tag", doc_ids):
+        f"SELECT document_id, tag FROM tags WHERE document_id IN "
+        f"({','.join('?' * len(doc_ids))}) ORDER BY tag",
+        doc_ids,
+    ):
         tags.setdefault(doc_id, []).append(tag)
     covered = coverage.per_chunk(chunk_ids) if coverage else {}
     graph = LinkGraph(conn)
@@ -150,21 +173,49 @@ def build_hits(conn: sqlite3.Connection, chosen: list[_Scored], *, signals: tupl
         breakdown = ScoreBreakdown(
             fts=_contribution(cand.fts, signals[0]),
             vector=_contribution(cand.vector, signals[1]),
-            recency=round(item.recency, 4), status=item.status, weight=item.weight,
+            recency=round(item.recency, 4),
+            status=item.status,
+            weight=item.weight,
             entity=round(cand.entity[1], 6) if cand.entity else None,
             bridge=round(cand.bridge[1], 6) if cand.bridge else None,
             similarity=round(cand.similarity, 4) if cand.similarity is not None else None,
             coverage=round(covered[item.chunk_id], 4) if item.chunk_id in covered else None,
-            relevance=(round(cand.similarity - generic, 4)
-                       if cand.similarity is not None and generic is not None else None),
+            relevance=(
+                round(cand.similarity - generic, 4)
+                if cand.similarity is not None and generic is not None
+                else None
+            ),
         )
-        source = Source(cand.doc_id, doc[2], doc[1], doc[3], page, chunk_index,
-                        counts.get(cand.doc_id, 0), tuple(tags.get(cand.doc_id, ())), doc[4],
-                        doc[5], doc[6], doc[7], item.stale)
+        source = Source(
+            cand.doc_id,
+            doc[2],
+            doc[1],
+            doc[3],
+            page,
+            chunk_index,
+            counts.get(cand.doc_id, 0),
+            tuple(tags.get(cand.doc_id, ())),
+            doc[4],
+            doc[5],
+            doc[6],
+            doc[7],
+            item.stale,
+        )
         related = graph.related(cand.doc_id, doc[1], doc[2], json.loads(doc[11] or "[]"), shown)
         content = _content(conn, cand.doc_id) if position < include_content else None
-        hits.append(Hit(item.chunk_id, round(item.score, 6), breakdown, text, source, section,
-                        make_snippet(text, terms), related, content))
+        hits.append(
+            Hit(
+                item.chunk_id,
+                round(item.score, 6),
+                breakdown,
+                text,
+                source,
+                section,
+                make_snippet(text, terms),
+                related,
+                content,
+            )
+        )
     return tuple(hits)
 
 

@@ -29,7 +29,7 @@ def make_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
     best_start, best_score = positions[0][0], -1
     for i, (pos, _) in enumerate(positions):
         window_end = pos + width - _LEAD
-        score = len({lower[p:p + n] for p, n in positions[i:] if p + n <= window_end})
+        score = len({lower[p : p + n] for p, n in positions[i:] if p + n <= window_end})
         if score > best_score:
             best_start, best_score = pos, score
     return _cut(flat, max(0, best_start - _LEAD), width)
@@ -41,7 +41,7 @@ def _cut(text: str, start: int, width: int) -> str:
         start = match.end() if match else start
     prefix = "…" if start > 0 else ""
     room = width - len(prefix)
-    body = text[start:start + room]
+    body = text[start : start + room]
     if start + room < len(text):
-        body = body[:room - 1].rstrip() + "…"
+        body = body[: room - 1].rstrip() + "…"
     return prefix + body

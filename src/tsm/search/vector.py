@@ -48,8 +48,9 @@ class VectorIndex:
     def missing(self) -> int:
         return max(0, self.total_chunks - self.live_rows)
 
-    def similarities(self, query: np.ndarray, allowed_chunks: np.ndarray | None = None
-                     ) -> np.ndarray:
+    def similarities(
+        self, query: np.ndarray, allowed_chunks: np.ndarray | None = None
+    ) -> np.ndarray:
         """Cosine of every row with the query; -inf for removed or filtered-out rows."""
         import numpy as np
 
@@ -60,8 +61,9 @@ class VectorIndex:
             sims = np.where(np.isin(self.chunk_ids, allowed_chunks), sims, -np.inf)
         return sims
 
-    def nearest(self, query: np.ndarray, limit: int,
-                allowed_chunks: np.ndarray | None = None) -> list[tuple[int, int, float]]:
+    def nearest(
+        self, query: np.ndarray, limit: int, allowed_chunks: np.ndarray | None = None
+    ) -> list[tuple[int, int, float]]:
         """Best chunk per document as (chunk_id, document_id, cosine), best first."""
         if self.matrix.shape[0] == 0:
             return []
@@ -79,8 +81,10 @@ class VectorIndex:
         top = top[np.isfinite(sims[top])]
         _, first = np.unique(self.doc_ids[top], return_index=True)  # best row of each doc
         best = top[np.sort(first)][:limit]
-        return [(int(c), int(d), float(v)) for c, d, v in
-                zip(self.chunk_ids[best], self.doc_ids[best], sims[best], strict=True)]
+        return [
+            (int(c), int(d), float(v))
+            for c, d, v in zip(self.chunk_ids[best], self.doc_ids[best], sims[best], strict=True)
+        ]
 
 
 # From this many rows on, the matrix-vector product runs as two halves on two threads
@@ -153,9 +157,16 @@ def _refreshed(conn: sqlite3.Connection, model: str, old: VectorIndex) -> Vector
             grown[:n] = old.matrix
         buffer = grown
     if add:
-        buffer[n:n + add] = rows
-    index = VectorIndex(np.concatenate([old.chunk_ids, ids]), np.concatenate([old.doc_ids, docs]),
-                        buffer[:n + add], stamp, _count_chunks(conn), dead, buffer)
+        buffer[n : n + add] = rows
+    index = VectorIndex(
+        np.concatenate([old.chunk_ids, ids]),
+        np.concatenate([old.doc_ids, docs]),
+        buffer[: n + add],
+        stamp,
+        _count_chunks(conn),
+        dead,
+        buffer,
+    )
     if len(dead) > COMPACT_SHARE * max(index.matrix.shape[0], 1):
         index = _compacted(index)
     return index
@@ -168,8 +179,14 @@ def _compacted(index: VectorIndex) -> VectorIndex:
     if index.dead is not None:
         keep[index.dead] = False
     matrix = np.ascontiguousarray(index.matrix[keep])
-    return replace(index, chunk_ids=index.chunk_ids[keep], doc_ids=index.doc_ids[keep],
-                   matrix=matrix, dead=None, buffer=matrix)
+    return replace(
+        index,
+        chunk_ids=index.chunk_ids[keep],
+        doc_ids=index.doc_ids[keep],
+        matrix=matrix,
+        dead=None,
+        buffer=matrix,
+    )
 
 
 def _count_chunks(conn: sqlite3.Connection) -> int:

@@ -47,8 +47,13 @@ def _text(path: Path, rel: str, data: bytes) -> Document:
 
 
 # Suffix → reader. Session transcripts (.jsonl) are read only from session folders.
-READERS: dict[str, Reader] = {".md": _markdown, ".markdown": _markdown, ".pdf": _pdf,
-                              ".txt": _text, ".text": _text}
+READERS: dict[str, Reader] = {
+    ".md": _markdown,
+    ".markdown": _markdown,
+    ".pdf": _pdf,
+    ".txt": _text,
+    ".text": _text,
+}
 
 
 def reader_for(path: Path) -> Reader | None:
@@ -70,8 +75,7 @@ def discover(root: Path, start: Path, rules: IgnoreRules) -> Iterator[Path]:
         here = Path(dirpath)
         rel_dir = here.relative_to(root).as_posix() if here != root else ""
         dirnames[:] = sorted(
-            d for d in dirnames
-            if not rules.ignored(f"{rel_dir}/{d}".lstrip("/"), is_dir=True)
+            d for d in dirnames if not rules.ignored(f"{rel_dir}/{d}".lstrip("/"), is_dir=True)
         )
         for name in sorted(filenames):
             rel = f"{rel_dir}/{name}".lstrip("/")

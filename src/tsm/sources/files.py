@@ -15,11 +15,21 @@ from pathlib import Path
 from ..workspace import IgnoreRules
 from . import SkipFile
 
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NOCTTY", 0)
+)
 _READ_STEP = 1024 * 1024
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 @dataclass(frozen=True)
@@ -33,8 +43,9 @@ class Reach:
     rules: IgnoreRules | None = None
 
     @classmethod
-    def of(cls, index_root: Path, content_dirs: Iterable[str] = (),
-           rules: IgnoreRules | None = None) -> Reach:
+    def of(
+        cls, index_root: Path, content_dirs: Iterable[str] = (), rules: IgnoreRules | None = None
+    ) -> Reach:
         root = Path(os.path.realpath(index_root))
         roots = [root]
         for rel in content_dirs:
@@ -52,8 +63,9 @@ class Reach:
         if self.rules is not None and real != self.root and real.is_relative_to(self.root):
             rel = real.relative_to(self.root).as_posix()
             parts = rel.split("/")
-            if any(self.rules.ignored("/".join(parts[:i]), is_dir=True)
-                   for i in range(1, len(parts))) or self.rules.ignored(rel):
+            if any(
+                self.rules.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts))
+            ) or self.rules.ignored(rel):
                 raise SkipFile(f"links to an ignored path ({display(rel)})")
         return real
 
@@ -94,8 +106,10 @@ def read_capped(path: Path, cap: int) -> bytes:
 
 def _too_large(cap: int, size: int | None) -> str:
     what = f"{size} bytes" if size is not None else "it grew while read"
-    return (f"larger than {cap / (1024 * 1024):g} MB ({what}); "
-            "raise index.max_file_mb (TSM_MAX_FILE_MB) to index it")
+    return (
+        f"larger than {cap / (1024 * 1024):g} MB ({what}); "
+        "raise index.max_file_mb (TSM_MAX_FILE_MB) to index it"
+    )
 
 
 def storable(rel: str) -> bool:
@@ -110,5 +124,4 @@ def storable(rel: str) -> bool:
 
 def display(path: str) -> str:
     """A path safe to print and store in a report: undecodable bytes shown as \\xNN."""
-    return path if storable(path) else \
-        os.fsencode(path).decode("utf-8", "backslashreplace")
+    return path if storable(path) else os.fsencode(path).decode("utf-8", "backslashreplace")

@@ -30,7 +30,8 @@ _TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d][\w\-/]*|\d+[^\W\d][\w\-/]*)", re.UNIC
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MD_LINK = re.compile(
     r"(?<!!)\[[^\[\]\n]*\]\(\s*(?:<([^<>\n]+)>|([^\s()<>\[\]]+))"
-    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _BACKTICKS = re.compile(r"`+")
 
@@ -51,11 +52,19 @@ def read(path: Path, rel: str, data: bytes) -> Document:
             break
     status = _str(meta.get("status"))
     return Document(
-        path=rel, type="markdown", title=title, text=text, sections=tuple(sections),
-        tags=tuple(t.lower() for t in tags), links=tuple(links),
+        path=rel,
+        type="markdown",
+        title=title,
+        text=text,
+        sections=tuple(sections),
+        tags=tuple(t.lower() for t in tags),
+        links=tuple(links),
         aliases=tuple(_as_names(meta.get("aliases")) + _as_names(meta.get("alias"))),
-        status=status.lower() if status else None, created=created, updated=updated,
-        date=doc_date, date_source=source,
+        status=status.lower() if status else None,
+        created=created,
+        updated=updated,
+        date=doc_date,
+        date_source=source,
     )
 
 
@@ -64,7 +73,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
     match = _FRONTMATTER.match(text)
     if not match:
         return {}, text, 1
-    body = text[match.end():]
+    body = text[match.end() :]
     first_line = text[: match.end()].count("\n") + 1
     if match.end() > FRONTMATTER_MAX_CHARS:
         return {}, body, first_line
@@ -119,8 +128,11 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
         lineno = first_line + offset
         fence_match = _FENCE.match(line)
         if fence is not None:
-            if fence_match and fence_match.group(1)[0] == fence[0] and \
-                    len(fence_match.group(1)) >= len(fence):
+            if (
+                fence_match
+                and fence_match.group(1)[0] == fence[0]
+                and len(fence_match.group(1)) >= len(fence)
+            ):
                 fence = None
             current.append(line)
             continue
@@ -204,8 +216,11 @@ def _as_list(value: Any) -> list[str]:
     if isinstance(value, str):
         return [p.strip().lstrip("#") for p in re.split(r"[,\s]+", value) if p.strip().lstrip("#")]
     if isinstance(value, list | tuple):
-        return [str(v).strip().lstrip("#") for v in value
-                if v is not None and not isinstance(v, dict | list) and str(v).strip()]
+        return [
+            str(v).strip().lstrip("#")
+            for v in value
+            if v is not None and not isinstance(v, dict | list) and str(v).strip()
+        ]
     return [str(value)]
 
 

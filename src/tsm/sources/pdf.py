@@ -42,8 +42,13 @@ def read(path: Path, rel: str, data: bytes, max_chars: int = MAX_TEXT_CHARS) -> 
         raise SkipFile("PDF has no extractable text (scanned?)")
     title = _clean(str(meta_title)) if meta_title else ""
     title = " ".join(title.split()) or path.stem
-    return Document(path=rel, type="pdf", title=title,
-                    text="\n\n".join(s.text for s in sections), sections=sections)
+    return Document(
+        path=rel,
+        type="pdf",
+        title=title,
+        text="\n\n".join(s.text for s in sections),
+        sections=sections,
+    )
 
 
 def _clean(text: str) -> str:

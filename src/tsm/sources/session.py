@@ -41,9 +41,16 @@ _FUTURE_SLACK = dt.timedelta(days=1)
 # `!` bash mode, `#` memory mode, hook output, background-task notices, interrupts, the
 # summary that opens a compacted conversation. Checked per text block, after wrappers.
 _GENERATED_PREFIXES = (
-    "<command-", "<local-command-", "<bash-", "<system-reminder>", "<user-prompt-submit-hook>",
-    "<user-memory-input>", "<task-notification>", "<cross-session-message",
-    "Caveat: The messages below were generated", "[Request interrupted",
+    "<command-",
+    "<local-command-",
+    "<bash-",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+    "<user-memory-input>",
+    "<task-notification>",
+    "<cross-session-message",
+    "Caveat: The messages below were generated",
+    "[Request interrupted",
     "This session is being continued from a previous conversation",
 )
 # Context the harness prepends to a prompt the user did type (IDE selection, open file,
@@ -190,8 +197,9 @@ class _Parser:
         turns = self.turns
         if kind in ("user", "assistant"):
             message = entry.get("message")
-            if not isinstance(message, dict) or \
-                    not isinstance(content := message.get("content"), (str, list)):
+            if not isinstance(message, dict) or not isinstance(
+                content := message.get("content"), (str, list)
+            ):
                 return False
             if entry.get("isSidechain") or entry.get("isMeta"):
                 return True
@@ -206,10 +214,13 @@ class _Parser:
         elif kind == "attachment":
             # A prompt typed while Claude was busy is stored only as a queued command.
             queued = entry.get("attachment")
-            if isinstance(queued, dict) and queued.get("type") == "queued_command" and \
-                    queued.get("commandMode", "prompt") == "prompt" and \
-                    isinstance(queued.get("prompt"), (str, list)) and \
-                    not entry.get("isSidechain"):
+            if (
+                isinstance(queued, dict)
+                and queued.get("type") == "queued_command"
+                and queued.get("commandMode", "prompt") == "prompt"
+                and isinstance(queued.get("prompt"), (str, list))
+                and not entry.get("isSidechain")
+            ):
                 _add_prompt(turns, entry, queued["prompt"], lineno)
         elif kind == "summary":
             text = entry.get("summary")
@@ -217,8 +228,9 @@ class _Parser:
                 return False
             if text.strip():
                 leaf = entry.get("leafUuid")
-                self.summaries.append((_valid(text.strip()),
-                                       leaf if isinstance(leaf, str) else None))
+                self.summaries.append(
+                    (_valid(text.strip()), leaf if isinstance(leaf, str) else None)
+                )
         elif kind == "custom-title" and _nonblank(entry.get("customTitle")):
             self.custom_title = _valid(entry["customTitle"].strip())
         elif kind == "ai-title" and _nonblank(entry.get("aiTitle")):
@@ -253,22 +265,30 @@ def document(rel: str, transcript: Transcript) -> Document:
     first, last = (min(dates), max(dates)) if dates else (None, None)
     topic = _first_line(transcript.title or transcript.turns[0].question)
     return Document(
-        path=rel, type="session",
+        path=rel,
+        type="session",
         title=f"{first} Claude session: {topic}" if first else f"Claude session: {topic}",
-        text="\n\n".join(s.text for s in sections), sections=sections,
+        text="\n\n".join(s.text for s in sections),
+        sections=sections,
         # No "session" tag: `type:session` already filters, and a tag on every transcript
         # would make each one an entity match for any query that says "session".
-        tags=(), created=first, updated=last, date=last,
-        date_source="transcript" if last else None, malformed_lines=transcript.malformed,
+        tags=(),
+        created=first,
+        updated=last,
+        date=last,
+        date_source="transcript" if last else None,
+        malformed_lines=transcript.malformed,
     )
 
 
-def _add_prompt(turns: list[Turn], entry: dict[str, Any], content: str | list[Any],
-                lineno: int) -> None:
+def _add_prompt(
+    turns: list[Turn], entry: dict[str, Any], content: str | list[Any], lineno: int
+) -> None:
     if entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly"):
         return  # the summary the harness writes after /compact, not something typed
     if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    ):
         return  # tool output, even when the harness adds a text block beside it
     question = _prompt_text(content)
     if len(question) >= MIN_CHARS:
@@ -295,8 +315,11 @@ def _text_blocks(content: str | list[Any]) -> list[str]:
     if isinstance(content, str):
         blocks = [content]
     else:
-        blocks = [b["text"] for b in content if isinstance(b, dict) and
-                  b.get("type") == "text" and isinstance(b.get("text"), str)]
+        blocks = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
     return [_valid(b.strip()) for b in blocks if b.strip()]
 
 
@@ -328,8 +351,9 @@ def _local_date(stamp: Any) -> str | None:
     return moment.date().isoformat()
 
 
-def _pick_title(custom: str | None, summaries: list[tuple[str, Any]], ai: str | None,
-                uuids: set[str]) -> str | None:
+def _pick_title(
+    custom: str | None, summaries: list[tuple[str, Any]], ai: str | None, uuids: set[str]
+) -> str | None:
     """The user's /rename wins; then a summary of this file's own messages, an AI title, and
     last a summary whose leaf lies elsewhere (resumed files carry their parent's summaries)."""
     own = [text for text, leaf in summaries if leaf in uuids]
@@ -345,8 +369,9 @@ def _pick_title(custom: str | None, summaries: list[tuple[str, Any]], ai: str | 
 def _section(turn: Turn) -> Section:
     answer = "\n\n".join(turn.answer)
     text = f"Q: {turn.question}" + (f"\n\nA: {answer}" if answer else "")
-    return Section(heading=f"Q: {_first_line(turn.question)}", text=text, line=turn.line,
-                   date=turn.date)
+    return Section(
+        heading=f"Q: {_first_line(turn.question)}", text=text, line=turn.line, date=turn.date
+    )
 
 
 def _first_line(text: str) -> str:

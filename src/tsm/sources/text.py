@@ -10,5 +10,10 @@ from . import decode_text
 
 def read(path: Path, rel: str, data: bytes) -> Document:
     text = decode_text(data)
-    return Document(path=rel, type="text", title=path.stem, text=text,
-                    sections=(Section(heading="", text=text, line=1),))
+    return Document(
+        path=rel,
+        type="text",
+        title=path.stem,
+        text=text,
+        sections=(Section(heading="", text=text, line=1),),
+    )

@@ -24,8 +24,9 @@ def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
         refuse_empty(path)
     try:
         with statedir.private_umask():  # a new DB is born 0600; its WAL and SHM copy its mode
-            conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
         statedir.tighten_db_files(path)
         # A DB tsm did not write (a cloned repo's .tsm) must not run SQL functions from
         # its own views or triggers; tsm's schema uses none.
@@ -53,8 +54,9 @@ def refuse_empty(path: Path) -> None:
         except OSError:
             return  # vanished meanwhile: sqlite3.connect reports what is wrong
         time.sleep(0.05)
-    raise IndexCorrupt(f"the index at {path} is empty (0 bytes): it is not a database",
-                       failures.REBUILD_HINT)
+    raise IndexCorrupt(
+        f"the index at {path} is empty (0 bytes): it is not a database", failures.REBUILD_HINT
+    )
 
 
 class Transaction:

@@ -73,9 +73,23 @@ def write_document(
         """INSERT INTO documents(path, type, title, content_hash, size, mtime, category, status,
                created, updated, doc_date, date_source, aliases, text, indexed_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (doc.path, doc.type, doc.title, content_hash, size, mtime, category, doc.status,
-         doc.created, doc.updated, doc.date, doc.date_source,
-         json.dumps(list(doc.aliases), ensure_ascii=False), doc.text, time.time()),
+        (
+            doc.path,
+            doc.type,
+            doc.title,
+            content_hash,
+            size,
+            mtime,
+            category,
+            doc.status,
+            doc.created,
+            doc.updated,
+            doc.date,
+            doc.date_source,
+            json.dumps(list(doc.aliases), ensure_ascii=False),
+            doc.text,
+            time.time(),
+        ),
     )
     doc_id = int(cur.lastrowid or 0)
     for row in rows:
@@ -89,15 +103,21 @@ def write_document(
             "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)",
             (chunk_cur.lastrowid, row.fts_title, row.fts_section, row.fts_body, fts_tags),
         )
-    conn.executemany("INSERT OR IGNORE INTO tags(document_id, tag) VALUES (?, ?)",
-                     [(doc_id, t) for t in doc.tags])
+    conn.executemany(
+        "INSERT OR IGNORE INTO tags(document_id, tag) VALUES (?, ?)",
+        [(doc_id, t) for t in doc.tags],
+    )
     conn.executemany(
         "INSERT INTO links(document_id, target, link_type, target_key) VALUES (?, ?, ?, ?)",
-        [(doc_id, link.target, link.link_type, link_key(link.target, link.link_type))
-         for link in doc.links])
-    conn.executemany("INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
-                     [(doc_id, name, kind) for name, kind in
-                      document_names(doc.path, doc.title, doc.aliases)])
+        [
+            (doc_id, link.target, link.link_type, link_key(link.target, link.link_type))
+            for link in doc.links
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
+        [(doc_id, name, kind) for name, kind in document_names(doc.path, doc.title, doc.aliases)],
+    )
     return doc_id
 
 
@@ -114,8 +134,6 @@ def touch(conn: sqlite3.Connection, doc_id: int, size: int, mtime: float) -> Non
     conn.execute("UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, doc_id))
 
 
-
-
 def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:
     """Copy the document stored as `path` in the attached DB `schema` (same schema version)
     with its chunks, FTS rows, tags, links and names, under new ids. Call inside a
@@ -123,24 +141,39 @@ def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:
     old = conn.execute(f"SELECT id FROM {schema}.documents WHERE path = ?", (path,)).fetchone()
     if old is None:
         return False
-    columns = ("path, type, title, content_hash, size, mtime, category, status, created, "
-               "updated, doc_date, date_source, aliases, text, indexed_at")
-    doc_id = conn.execute(f"INSERT INTO documents({columns}) SELECT {columns} "
-                          f"FROM {schema}.documents WHERE id = ?", (old[0],)).lastrowid
+    columns = (
+        "path, type, title, content_hash, size, mtime, category, status, created, "
+        "updated, doc_date, date_source, aliases, text, indexed_at"
+    )
+    doc_id = conn.execute(
+        f"INSERT INTO documents({columns}) SELECT {columns} FROM {schema}.documents WHERE id = ?",
+        (old[0],),
+    ).lastrowid
     chunks = conn.execute(
         f"""SELECT id, chunk_index, section, page, line, chunk_date, text, embed_hash
             FROM {schema}.chunks WHERE document_id = ? ORDER BY chunk_index""",
-        (old[0],)).fetchall()
+        (old[0],),
+    ).fetchall()
     for old_chunk, *fields in chunks:
         chunk_id = conn.execute(
             """INSERT INTO chunks(document_id, chunk_index, section, page, line, chunk_date,
                    text, embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            (doc_id, *fields)).lastrowid
-        conn.execute(f"""INSERT INTO chunks_fts(rowid, title, section, body, tags)
+            (doc_id, *fields),
+        ).lastrowid
+        conn.execute(
+            f"""INSERT INTO chunks_fts(rowid, title, section, body, tags)
                          SELECT ?, title, section, body, tags FROM {schema}.chunks_fts
-                         WHERE rowid = ?""", (chunk_id, old_chunk))
-    for table, cols in (("tags", "tag"), ("links", "target, link_type, target_key"),
-                        ("names", "name, kind")):
-        conn.execute(f"INSERT OR IGNORE INTO {table}(document_id, {cols}) SELECT ?, {cols} "
-                     f"FROM {schema}.{table} WHERE document_id = ?", (doc_id, old[0]))
+                         WHERE rowid = ?""",
+            (chunk_id, old_chunk),
+        )
+    for table, cols in (
+        ("tags", "tag"),
+        ("links", "target, link_type, target_key"),
+        ("names", "name, kind"),
+    ):
+        conn.execute(
+            f"INSERT OR IGNORE INTO {table}(document_id, {cols}) SELECT ?, {cols} "
+            f"FROM {schema}.{table} WHERE document_id = ?",
+            (doc_id, old[0]),
+        )
     return True

@@ -12,8 +12,10 @@ from pathlib import Path
 
 from ..errors import IndexCorrupt, StorageFailure, TsmError
 
-REBUILD_HINT = "run `tsm rebuild --apply`: it rebuilds the index from your files beside the " \
+REBUILD_HINT = (
+    "run `tsm rebuild --apply`: it rebuilds the index from your files beside the "
     "old one and keeps a backup"
+)
 
 # SQLite primary result codes (https://sqlite.org/rescode.html); extended codes keep them in
 # their low byte.
@@ -32,56 +34,74 @@ def translate(exc: BaseException, db_path: Path | str | None = None) -> TsmError
     return None
 
 
-def sqlite_error(exc: sqlite3.Error, db_path: Path | str | None = None, *,
-                 opening: bool = False) -> TsmError:
+def sqlite_error(
+    exc: sqlite3.Error, db_path: Path | str | None = None, *, opening: bool = False
+) -> TsmError:
     """`opening`: the error came from opening and migrating the DB, where anything that is
     not a disk, permission or lock problem means the file is not a sound index."""
     where = f"the index at {db_path}" if db_path else "the index"
     detail = str(exc) or type(exc).__name__
     code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
     if code == SQLITE_FULL:
-        return StorageFailure(f"the disk is full: cannot write {where} ({detail})",
-                              "free some space and run the command again; the index keeps "
-                              "its last complete state")
+        return StorageFailure(
+            f"the disk is full: cannot write {where} ({detail})",
+            "free some space and run the command again; the index keeps its last complete state",
+        )
     if code in (SQLITE_READONLY, SQLITE_PERM):
         folder = Path(db_path).parent if db_path else "its folder"
-        return StorageFailure(f"{where} is read-only ({detail})",
-                              f"make the file and {folder} writable (SQLite also writes the "
-                              "-wal and -shm files beside it)")
+        return StorageFailure(
+            f"{where} is read-only ({detail})",
+            f"make the file and {folder} writable (SQLite also writes the "
+            "-wal and -shm files beside it)",
+        )
     if code in (SQLITE_BUSY, SQLITE_LOCKED):
-        return StorageFailure(f"{where} is locked by another process ({detail})",
-                              "wait for the other tsm command or the daemon to finish "
-                              "(`tsm stop` stops the daemon), then run this again")
-    if code in (SQLITE_CORRUPT, SQLITE_NOTADB) or isinstance(exc, sqlite3.DatabaseError) and \
-            "malformed" in detail:
+        return StorageFailure(
+            f"{where} is locked by another process ({detail})",
+            "wait for the other tsm command or the daemon to finish "
+            "(`tsm stop` stops the daemon), then run this again",
+        )
+    if (
+        code in (SQLITE_CORRUPT, SQLITE_NOTADB)
+        or isinstance(exc, sqlite3.DatabaseError)
+        and "malformed" in detail
+    ):
         return IndexCorrupt(f"{where} is damaged ({detail})", REBUILD_HINT)
     if code == SQLITE_IOERR and getattr(exc, "sqlite_errorcode", 0) == SQLITE_IOERR_WRITE:
-        return StorageFailure(f"cannot write {where}: the disk may be full or failing "
-                              f"({detail})", "check the disk and its free space, then run "
-                              "the command again; the index keeps its last complete state")
+        return StorageFailure(
+            f"cannot write {where}: the disk may be full or failing ({detail})",
+            "check the disk and its free space, then run "
+            "the command again; the index keeps its last complete state",
+        )
     if code == SQLITE_IOERR:
-        return StorageFailure(f"disk I/O error on {where} ({detail})",
-                              "check the disk and its free space, then `tsm doctor`")
+        return StorageFailure(
+            f"disk I/O error on {where} ({detail})",
+            "check the disk and its free space, then `tsm doctor`",
+        )
     if code == SQLITE_CANTOPEN:
-        return StorageFailure(f"cannot open {where} ({detail})",
-                              "check that the file and its folder exist and are readable "
-                              "and writable")
+        return StorageFailure(
+            f"cannot open {where} ({detail})",
+            "check that the file and its folder exist and are readable and writable",
+        )
     if opening:
         return IndexCorrupt(f"{where} cannot be read ({detail})", REBUILD_HINT)
     name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    return StorageFailure(f"SQLite error on {where}: {detail} ({name})",
-                          "run `tsm doctor` to check the index")
+    return StorageFailure(
+        f"SQLite error on {where}: {detail} ({name})", "run `tsm doctor` to check the index"
+    )
 
 
 def os_error(exc: OSError) -> TsmError:
     target = exc.filename or "a file"
     reason = exc.strerror or str(exc)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-        return StorageFailure(f"the disk is full: cannot write {target} ({reason})",
-                              "free some space and run the command again")
+        return StorageFailure(
+            f"the disk is full: cannot write {target} ({reason})",
+            "free some space and run the command again",
+        )
     if exc.errno == errno.EROFS:
         return StorageFailure(f"{target} is on a read-only file system", None)
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return StorageFailure(f"permission denied: {target}",
-                              "check the permissions of the file and its folder")
+        return StorageFailure(
+            f"permission denied: {target}", "check the permissions of the file and its folder"
+        )
     return StorageFailure(f"cannot access {target}: {reason}", None)

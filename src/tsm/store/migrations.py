@@ -21,7 +21,8 @@ def migration(fn: Migration) -> Migration:
 
 @migration
 def m001_documents_chunks_fts(conn: sqlite3.Connection) -> None:
-    run_script(conn,
+    run_script(
+        conn,
         """
         CREATE TABLE IF NOT EXISTS migrations (
             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL);
@@ -83,7 +84,7 @@ def m001_documents_chunks_fts(conn: sqlite3.Connection) -> None:
             vector BLOB NOT NULL,
             PRIMARY KEY (model, embed_hash)
         ) WITHOUT ROWID;
-        """
+        """,
     )
 
 
@@ -95,7 +96,9 @@ def m002_link_name_keys(conn: sqlite3.Connection) -> None:
 
     from .names import document_names, link_key
 
-    run_script(conn, """
+    run_script(
+        conn,
+        """
         CREATE TABLE names (
             document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
             name TEXT NOT NULL,
@@ -105,16 +108,21 @@ def m002_link_name_keys(conn: sqlite3.Connection) -> None:
         CREATE INDEX names_document ON names(document_id);
         ALTER TABLE links ADD COLUMN target_key TEXT NOT NULL DEFAULT '';
         CREATE INDEX links_target_key ON links(target_key)
-    """)
+    """,
+    )
     for doc_id, path, title, aliases in conn.execute(
-            "SELECT id, path, title, aliases FROM documents").fetchall():
-        conn.executemany("INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
-                         [(doc_id, n, k) for n, k in
-                          document_names(path, title, json.loads(aliases or "[]"))])
+        "SELECT id, path, title, aliases FROM documents"
+    ).fetchall():
+        conn.executemany(
+            "INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
+            [(doc_id, n, k) for n, k in document_names(path, title, json.loads(aliases or "[]"))],
+        )
     for rowid, target, link_type in conn.execute(
-            "SELECT rowid, target, link_type FROM links").fetchall():
-        conn.execute("UPDATE links SET target_key = ? WHERE rowid = ?",
-                     (link_key(target, link_type), rowid))
+        "SELECT rowid, target, link_type FROM links"
+    ).fetchall():
+        conn.execute(
+            "UPDATE links SET target_key = ? WHERE rowid = ?", (link_key(target, link_type), rowid)
+        )
 
 
 @migration
@@ -123,7 +131,9 @@ def m003_vector_change_log(conn: sqlite3.Connection) -> None:
     or dropped), filled by triggers so that every writer records it. A long-lived searcher
     (the daemon) applies only the new entries to its in-memory matrix instead of reloading
     every vector after each edit (search/vector.py)."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
         CREATE TABLE vector_changes (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             chunk_id INTEGER NOT NULL
@@ -140,7 +150,8 @@ def m003_vector_change_log(conn: sqlite3.Connection) -> None:
         CREATE TRIGGER embeddings_log_delete AFTER DELETE ON embeddings BEGIN
             INSERT INTO vector_changes(chunk_id)
             SELECT id FROM chunks WHERE embed_hash = old.embed_hash; END
-    """)
+    """,
+    )
 
 
 def run_script(conn: sqlite3.Connection, script: str) -> None:

@@ -21,8 +21,11 @@ def normalise(name: str) -> str:
 
 def document_names(path: str, title: str, aliases: Iterable[str]) -> list[tuple[str, str]]:
     """(name, kind) rows for a document."""
-    rows = {(normalise(path), "path"), (normalise(posixpath.basename(path)), "stem"),
-            (normalise(title), "title")}
+    rows = {
+        (normalise(path), "path"),
+        (normalise(posixpath.basename(path)), "stem"),
+        (normalise(title), "title"),
+    }
     rows |= {(normalise(a), "alias") for a in aliases if a.strip()}
     return sorted(r for r in rows if r[0])
 

@@ -40,11 +40,13 @@ def count_missing(conn: sqlite3.Connection, model: str | None) -> int:
     """Chunks (not distinct texts) that have no vector for `model`."""
     if model is None:
         return int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-    return int(conn.execute(
-        """SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (
+    return int(
+        conn.execute(
+            """SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (
                SELECT 1 FROM embeddings e WHERE e.model = ? AND e.embed_hash = c.embed_hash)""",
-        (model,),
-    ).fetchone()[0])
+            (model,),
+        ).fetchone()[0]
+    )
 
 
 def store(conn: sqlite3.Connection, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
@@ -79,24 +81,25 @@ def _changed_rows_sql(count: int) -> str:
     """The rows of `count` chunk ids. CROSS JOIN makes SQLite look the few chunks up first:
     left to choose, from a few dozen ids on it scans every vector of the model instead
     (0.9 s for 32 ids at 100k chunks, against 10 ms for 500 this way)."""
-    return (_MATRIX_ROWS.format(join="CROSS JOIN") +
-            f" WHERE c.id IN ({','.join('?' * count)})")
+    return _MATRIX_ROWS.format(join="CROSS JOIN") + f" WHERE c.id IN ({','.join('?' * count)})"
 
 
-def load_matrix(conn: sqlite3.Connection, model: str, chunk_ids: Sequence[int] | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_matrix(
+    conn: sqlite3.Connection, model: str, chunk_ids: Sequence[int] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunk ids, document ids, float32 matrix) of every chunk that has a vector, or of
     those among `chunk_ids`."""
     import numpy as np
 
     if chunk_ids is None:
-        rows = conn.execute(_MATRIX_ROWS.format(join="JOIN") + " ORDER BY c.id",
-                            (model,)).fetchall()
+        rows = conn.execute(
+            _MATRIX_ROWS.format(join="JOIN") + " ORDER BY c.id", (model,)
+        ).fetchall()
     else:
         rows = []
         ids = sorted(set(chunk_ids))
         for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
+            part = ids[start : start + 500]
             rows += conn.execute(_changed_rows_sql(len(part)), (model, *part)).fetchall()
     if not rows:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
@@ -112,8 +115,7 @@ CHANGE_LOG_KEEP = 200_000
 
 def change_seq(conn: sqlite3.Connection) -> int:
     """The latest entry of the vector change log (migration m003); 0 when it is empty."""
-    row = conn.execute(
-        "SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'").fetchone()
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'").fetchone()
     return int(row[0]) if row else 0
 
 
@@ -127,15 +129,20 @@ def changes_since(conn: sqlite3.Connection, seq: int) -> tuple[list[int], int] |
     oldest = conn.execute("SELECT MIN(seq) FROM vector_changes").fetchone()[0]
     if oldest is None or oldest > seq + 1:
         return None
-    ids = [r[0] for r in conn.execute(
-        "SELECT DISTINCT chunk_id FROM vector_changes WHERE seq > ? AND seq <= ?", (seq, latest))]
+    ids = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT chunk_id FROM vector_changes WHERE seq > ? AND seq <= ?", (seq, latest)
+        )
+    ]
     return ids, latest
 
 
 def prune_changes(conn: sqlite3.Connection, keep: int = CHANGE_LOG_KEEP) -> int:
     """Forget all but the last `keep` log entries. Call inside a transaction."""
-    return conn.execute("DELETE FROM vector_changes WHERE seq <= ?",
-                        (change_seq(conn) - keep,)).rowcount
+    return conn.execute(
+        "DELETE FROM vector_changes WHERE seq <= ?", (change_seq(conn) - keep,)
+    ).rowcount
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:

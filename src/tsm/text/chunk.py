@@ -18,8 +18,16 @@ def chunk_sections(sections: Iterable[Section], max_chars: int = 1000) -> list[C
     chunks: list[Chunk] = []
     for section in sections:
         for piece in split_text(section.text, max_chars):
-            chunks.append(Chunk(index=len(chunks), section=section.heading, text=piece,
-                                page=section.page, line=section.line, date=section.date))
+            chunks.append(
+                Chunk(
+                    index=len(chunks),
+                    section=section.heading,
+                    text=piece,
+                    page=section.page,
+                    line=section.line,
+                    date=section.date,
+                )
+            )
     return chunks
 
 

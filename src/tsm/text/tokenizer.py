@@ -48,8 +48,9 @@ class JapaneseTokenizer:
 
             # One tokenizer per thread: SudachiPy refuses concurrent use of one instance.
             config = Config(user=[str(self._user_dict)]) if self._user_dict else None
-            dictionary = Dictionary(dict="core", config=config) if config else \
-                Dictionary(dict="core")
+            dictionary = (
+                Dictionary(dict="core", config=config) if config else Dictionary(dict="core")
+            )
             analyzer = dictionary.tokenizer(mode=SplitMode.A)
             self._local.analyzer = analyzer
         return analyzer
@@ -58,7 +59,7 @@ class JapaneseTokenizer:
         analyzer = self._analyzer()
         terms: list[str] = []
         for start in range(0, len(run), _MAX_RUN):
-            for morpheme in analyzer.tokenize(run[start:start + _MAX_RUN]):
+            for morpheme in analyzer.tokenize(run[start : start + _MAX_RUN]):
                 if morpheme.part_of_speech()[0] in _DROP_POS:
                     continue
                 surface = morpheme.surface()
@@ -70,8 +71,11 @@ class JapaneseTokenizer:
         """SudachiPy morphemes of a Japanese run, particles included: the bilingual bridge
         (search/bridge.py) looks compounds up by their parts' surfaces."""
         analyzer = self._analyzer()
-        return [m for start in range(0, len(run), _MAX_RUN)
-                for m in analyzer.tokenize(run[start:start + _MAX_RUN])]
+        return [
+            m
+            for start in range(0, len(run), _MAX_RUN)
+            for m in analyzer.tokenize(run[start : start + _MAX_RUN])
+        ]
 
     def index_text(self, text: str) -> str:
         """Text for an FTS5 column: Japanese runs replaced by space-separated terms."""
@@ -84,7 +88,7 @@ class JapaneseTokenizer:
         terms: list[str] = []
         pos = 0
         for match in _JA_RUN.finditer(text):
-            terms += _latin_terms(text[pos:match.start()])
+            terms += _latin_terms(text[pos : match.start()])
             terms += self.ja_terms(match.group())
             pos = match.end()
         terms += _latin_terms(text[pos:])
@@ -116,15 +120,23 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
     # Absolute paths: a relative state dir such as "-x" must not read as an option.
     source, partial = source.absolute(), compiled.absolute().with_name("user_dict.dic.tmp")
     partial.unlink(missing_ok=True)  # ubuild refuses to overwrite; a planted link goes too
-    build = ("import sys; from sudachipy.command_line import main; "
-             "sys.argv = ['sudachipy', 'ubuild', '-s', sys.argv[1], '-o', sys.argv[2], "
-             "sys.argv[3]]; main()")
-    proc = subprocess.run([sys.executable, "-c", build, str(system), str(partial), str(source)],
-                          capture_output=True, text=True, umask=0o077)  # born 0600
+    build = (
+        "import sys; from sudachipy.command_line import main; "
+        "sys.argv = ['sudachipy', 'ubuild', '-s', sys.argv[1], '-o', sys.argv[2], "
+        "sys.argv[3]]; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", build, str(system), str(partial), str(source)],
+        capture_output=True,
+        text=True,
+        umask=0o077,
+    )  # born 0600
     if proc.returncode != 0 or not partial.is_file():
         last = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
-        raise ConfigError(f"{source}: cannot build the user dictionary: {last}",
-                          "see the README (Japanese user dictionary) for the CSV format")
+        raise ConfigError(
+            f"{source}: cannot build the user dictionary: {last}",
+            "see the README (Japanese user dictionary) for the CSV format",
+        )
     partial.replace(compiled)
     return compiled
 
