@@ -97,13 +97,23 @@ def rank_candidates(
             continue
         recency, status, weight = multipliers(settings, now, doc)
         signals = [s for s in (cand.fts, cand.vector, cand.entity, cand.bridge) if s is not None]
-        fused = sum(s[1] for s in signals)
+        fused = fused_score(cand)
         chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
         scored.append(
             _Scored(fused * recency * status * weight, cand, doc, chunk_id, recency, status, weight)
         )
     scored.sort(key=lambda s: (-s.score, s.cand.doc_id))
     return scored
+
+
+def fused_score(cand: Candidate) -> float:
+    """The sum of the signals' terms, where the keywords and the bridge count as one: both
+    match the same query words (as typed, or translated), so a note found both ways gets
+    the better of the two, never their sum, and a translation never lifts a note above one
+    holding the words the user typed (nor do synonyms, which expand the keywords)."""
+    keyword = max((s[1] for s in (cand.fts, cand.bridge) if s is not None), default=0.0)
+    others = sum(s[1] for s in (cand.vector, cand.entity) if s is not None)
+    return keyword + others
 
 
 def select_fresh(
