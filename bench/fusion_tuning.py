@@ -140,15 +140,16 @@ def fuse(
     else:
         fts = [rrf(r, k, keyword_weight) for r in range(1, len(row["fts"]) + 1)]
         vec = [rrf(r, k) for r in range(1, len(row["vec"]) + 1)]
-    # The keywords and the bridge match the same query words: a document counts the better
-    # of the two, not their sum (search/results.fused_score).
-    scores: dict[str, float] = dict(zip(row["fts"], fts, strict=True))
+    rankings = [(row["fts"], fts), (row["vec"], vec)]
     if bridge_weight > 0 and row.get("bridge"):
-        bridged = score_scaled_rrf(row["bridge_scores"], k, bridge_weight, floor=0.0)
-        for doc, term in zip(row["bridge"], bridged, strict=True):
-            scores[doc] = max(scores.get(doc, 0.0), term)
-    for doc, term in zip(row["vec"], vec, strict=True):
-        scores[doc] = scores.get(doc, 0.0) + term
+        rankings.append(
+            (row["bridge"], score_scaled_rrf(row["bridge_scores"], k, bridge_weight, floor=0.0))
+        )
+    # The datasets have no synonyms, so search/results.fused_score is this plain sum here.
+    scores: dict[str, float] = {}
+    for docs, terms in rankings:
+        for doc, term in zip(docs, terms, strict=True):
+            scores[doc] = scores.get(doc, 0.0) + term
     return dict(sorted(scores.items(), key=lambda x: -x[1])[:100])
 
 

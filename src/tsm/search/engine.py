@@ -127,6 +127,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     # The query is embedded (in the model's own thread or process) while keywords are searched.
     embedding = _embed_in_background(ctx, query.text) if mode in ("hybrid", "vector") else None
     fts_ranked: list[tuple[int, int, float]] = []
+    synonym_only: set[int] = set()  # documents the keywords found only through synonyms
     entity_ranked: list[int] = []
     if mode in ("hybrid", "fts") and terms:
         expression = match_expression(terms)
@@ -146,6 +147,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             more, more_total = fts_hits(ctx.conn, synonym_expr, where, params, depth, chunk_docs)
             exact = {d for _, d, _ in fts_ranked}
             fts_ranked += [h for h in more if h[1] not in exact][: depth - len(fts_ranked)]
+            synonym_only = {d for _, d, _ in fts_ranked} - exact
             total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
         entity_ranked = entity_documents(ctx.conn, query.text, terms, where, params)
     bridge_ranked: list[tuple[int, int, float]] = []
@@ -182,7 +184,8 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         candidates.setdefault(doc_id, Candidate(doc_id)).bridge = (chunk_id, term)
     fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
     for (chunk_id, doc_id, _), term in zip(fts_ranked, fts_terms, strict=True):
-        candidates.setdefault(doc_id, Candidate(doc_id)).fts = (chunk_id, term)
+        cand = candidates.setdefault(doc_id, Candidate(doc_id))
+        cand.fts, cand.synonym_only = (chunk_id, term), doc_id in synonym_only
     vec_terms = fuse.score_scaled_rrf(vec_scores, k, vec_weight, floor=background)
     for (chunk_id, doc_id, similarity), term in zip(vec_ranked, vec_terms, strict=True):
         cand = candidates.setdefault(doc_id, Candidate(doc_id))

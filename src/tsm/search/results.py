@@ -34,6 +34,7 @@ class Candidate:
     vector: tuple[int, float] | None = None
     entity: tuple[int, float] | None = None
     bridge: tuple[int, float] | None = None  # the query translated (bridge.py)
+    synonym_only: bool = False  # the keywords matched only synonyms of the query's words
     similarity: float | None = None  # cosine of the best chunk, when vectors were used
 
 
@@ -107,13 +108,15 @@ def rank_candidates(
 
 
 def fused_score(cand: Candidate) -> float:
-    """The sum of the signals' terms, where the keywords and the bridge count as one: both
-    match the same query words (as typed, or translated), so a note found both ways gets
-    the better of the two, never their sum, and a translation never lifts a note above one
-    holding the words the user typed (nor do synonyms, which expand the keywords)."""
-    keyword = max((s[1] for s in (cand.fts, cand.bridge) if s is not None), default=0.0)
-    others = sum(s[1] for s in (cand.vector, cand.entity) if s is not None)
-    return keyword + others
+    """The sum of the signals' terms, but a document the keywords found only through
+    synonyms counts the better of that and the bridge, not both: a synonym and a
+    translation are two renderings of the same query word, and summing them would lift a
+    note that holds neither typed word above the one that does. (Keywords and bridge do add
+    up when they match different words, as when a Japanese claim shares "p53" with an
+    English abstract and the bridge finds the rest.)"""
+    keyword = [s[1] for s in (cand.fts, cand.bridge) if s is not None]
+    matched = max(keyword, default=0.0) if cand.synonym_only else sum(keyword)
+    return matched + sum(s[1] for s in (cand.vector, cand.entity) if s is not None)
 
 
 def select_fresh(
