@@ -38,6 +38,18 @@ log = logging.getLogger("tsm.daemon")
 READ_POOL_SIZE = 8
 
 
+def _error_reply(exc: TsmError) -> dict[str, Any]:
+    """The protocol's error reply for an error the user may see: its message, hint and
+    exit code travel to the client, which reports them as the CLI would."""
+    return protocol.error(
+        exc.message,
+        kind=exc.kind,
+        exit_code=exc.exit_code,
+        hint=exc.hint,
+        error_type=type(exc).__name__,
+    )
+
+
 class EmbedderHost:
     """The query and backfill workers. A dead worker is never restarted (no crash loop)."""
 
@@ -192,24 +204,12 @@ class Handlers:
                 raise UserError("request args must be an object")
             return protocol.ok(method(args))
         except TsmError as exc:
-            return protocol.error(
-                exc.message,
-                kind=exc.kind,
-                exit_code=exc.exit_code,
-                hint=exc.hint,
-                error_type=type(exc).__name__,
-            )
+            return _error_reply(exc)
         except Exception as exc:
             known = translate(exc, self.settings.db_path)
             if known is not None:
                 log.warning("op %s failed: %s", op, known.message)
-                return protocol.error(
-                    known.message,
-                    kind=known.kind,
-                    exit_code=known.exit_code,
-                    hint=known.hint,
-                    error_type=type(known).__name__,
-                )
+                return _error_reply(known)
             log.exception("op %s failed", op)
             return protocol.error(
                 f"daemon error in {op}: {type(exc).__name__}: {exc}",
