@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,49 +35,57 @@ def normalize(text: str) -> str:
 
 
 class JapaneseTokenizer:
-    """Thread-safe wrapper: SudachiPy tokenizer objects are not shared between threads."""
+    """Thread-safe wrapper: SudachiPy refuses concurrent use of one tokenizer object, so
+    each call borrows one from a pool. A pool, not one per thread: the daemon answers each
+    connection on a new thread, and loading a dictionary costs ~36 ms, which every Japanese
+    query (and, through the bilingual bridge, every English one) paid in the daemon."""
 
     name = "sudachi-core-A"
 
     def __init__(self, user_dict: Path | None = None) -> None:
         self._user_dict = user_dict if user_dict and user_dict.is_file() else None
-        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._idle: list[Any] = []
 
-    def _analyzer(self) -> Any:
-        analyzer = getattr(self._local, "analyzer", None)
+    @contextmanager
+    def _analyzer(self) -> Iterator[Any]:
+        with self._lock:
+            analyzer = self._idle.pop() if self._idle else None
         if analyzer is None:
             from sudachipy import Config, Dictionary, SplitMode
 
-            # One tokenizer per thread: SudachiPy refuses concurrent use of one instance.
             config = Config(user=[str(self._user_dict)]) if self._user_dict else None
             dictionary = (
                 Dictionary(dict="core", config=config) if config else Dictionary(dict="core")
             )
             analyzer = dictionary.tokenizer(mode=SplitMode.A)
-            self._local.analyzer = analyzer
-        return analyzer
+        try:
+            yield analyzer
+        finally:
+            with self._lock:
+                self._idle.append(analyzer)
 
     def ja_terms(self, run: str) -> list[str]:
-        analyzer = self._analyzer()
         terms: list[str] = []
-        for start in range(0, len(run), _MAX_RUN):
-            for morpheme in analyzer.tokenize(run[start : start + _MAX_RUN]):
-                if morpheme.part_of_speech()[0] in _DROP_POS:
-                    continue
-                surface = morpheme.surface()
-                if any(c.isalnum() for c in surface):
-                    terms.append(morpheme.normalized_form())
+        with self._analyzer() as analyzer:
+            for start in range(0, len(run), _MAX_RUN):
+                for morpheme in analyzer.tokenize(run[start : start + _MAX_RUN]):
+                    if morpheme.part_of_speech()[0] in _DROP_POS:
+                        continue
+                    surface = morpheme.surface()
+                    if any(c.isalnum() for c in surface):
+                        terms.append(morpheme.normalized_form())
         return terms
 
     def morphemes(self, run: str) -> list[Any]:
         """SudachiPy morphemes of a Japanese run, particles included: the bilingual bridge
         (search/bridge.py) looks compounds up by their parts' surfaces."""
-        analyzer = self._analyzer()
-        return [
-            m
-            for start in range(0, len(run), _MAX_RUN)
-            for m in analyzer.tokenize(run[start : start + _MAX_RUN])
-        ]
+        with self._analyzer() as analyzer:
+            return [
+                m
+                for start in range(0, len(run), _MAX_RUN)
+                for m in analyzer.tokenize(run[start : start + _MAX_RUN])
+            ]
 
     def index_text(self, text: str) -> str:
         """Text for an FTS5 column: Japanese runs replaced by space-separated terms."""
