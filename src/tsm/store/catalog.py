@@ -1,0 +1,362 @@
+"""What the index holds, read back for people: the SQL of `tsm list`, `tags`, `info`, `get`
+and the index part of `status`, and the lookup of a document by id or path. It lives here so
+that SQL stays in store/ (issue 15) and every row comes back named: each dataclass has the
+fields of its public JSON in the JSON's order, so `as_json()` (or `dataclasses.asdict`) is
+the contract of docs/skill-interface.md as it was."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DocumentNotFound
+from ..sources.files import storable
+from . import migrations, vectors
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+
+class Row:
+    """A named row. Sequences are tuples (the rows are frozen): `as_json()` gives lists,
+    which the human renderer (render/human_format.py) joins and `asdict` would not."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The row as its JSON object: the same keys, order and values as `asdict`, with
+        every tuple turned into a list."""
+        plain = _plain(self)
+        assert isinstance(plain, dict)
+        return plain
+
+
+@dataclass(frozen=True)
+class DocumentSummary(Row):
+    """One document in `tsm list`."""
+
+    id: int
+    title: str
+    type: str
+    tags: tuple[str, ...]
+    chunk_count: int
+    created_at: str  # when it was indexed, ISO 8601 in UTC (skill-interface.md's name)
+    path: str
+    category: str
+    status: str | None
+    date: str | None
+
+
+@dataclass(frozen=True)
+class TagCount(Row):
+    """One tag in `tsm tags`, with the number of documents carrying it."""
+
+    name: str
+    count: int
+
+
+@dataclass(frozen=True)
+class DocumentLink(Row):
+    """A link written in a document, as written (not resolved)."""
+
+    target: str
+    link_type: str
+
+
+@dataclass(frozen=True)
+class DocumentInfo(Row):
+    """`tsm info`: a document's metadata, sections and outgoing links."""
+
+    id: int
+    path: str
+    type: str
+    title: str
+    category: str
+    status: str | None
+    created: str | None
+    updated: str | None
+    date: str | None
+    date_source: str | None
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    size: int
+    content_hash: str
+    indexed_at: str  # ISO 8601 in UTC
+    chunk_count: int
+    sections: tuple[str, ...]
+    links: tuple[DocumentLink, ...]
+
+
+@dataclass(frozen=True)
+class DocumentText(DocumentInfo):
+    """`tsm get`: the metadata of `tsm info` followed by the whole stored text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A row of the documents table, every column (the text too)."""
+
+    id: int
+    path: str
+    type: str
+    title: str
+    category: str
+    status: str | None
+    created: str | None
+    updated: str | None
+    doc_date: str | None
+    date_source: str | None
+    aliases: tuple[str, ...]
+    size: int
+    mtime: float
+    content_hash: str
+    indexed_at: float  # seconds since the epoch
+    text: str
+
+
+@dataclass(frozen=True)
+class IndexStatus(Row):
+    """The index's part of `tsm status`. The daemon, the client and the MCP server add their
+    own sections after these keys: `as_json(extra)`."""
+
+    documents: Mapping[str, int]  # document count by type, types in order
+    total_documents: int
+    total_chunks: int
+    db_size_bytes: int  # the DB file and its WAL
+    model_name: str | None  # the model the stored vectors come from
+    embedding_dim: int | None
+    schema_version: int
+    chunks_without_vectors: int
+    vectors_done: int
+    vectors_total: int
+    embed_rate: float | None  # chunks/s of the last embedding run (None before the first)
+    embed_rate_at: str | None  # when that run ended
+    configured_model: str
+    vectors_stale: bool  # the stored vectors come from another model than the configured one
+    index_root: str
+    db_path: str
+    trusted: bool
+    warnings: tuple[str, ...]
+
+    def as_json(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The status JSON: these keys in order, then those of `extra` (daemon, embedder,
+        watcher, queue, server …)."""
+        return super().as_json() | dict(extra or {})
+
+
+# -- documents ------------------------------------------------------------------------------
+
+_COLUMNS = """id, path, type, title, category, status, created, updated, doc_date,
+              date_source, aliases, size, mtime, content_hash, indexed_at, text"""
+
+
+def list_documents(conn: sqlite3.Connection, type_: str | None = None) -> list[DocumentSummary]:
+    """Every document (or those of one type), by path."""
+    sql = """SELECT d.id, d.title, d.type, d.path, d.category, d.status, d.doc_date,
+                    d.indexed_at, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id)
+             FROM documents d"""
+    params: tuple[str, ...] = ()
+    if type_:
+        sql += " WHERE d.type = ?"
+        params = (type_,)
+    rows = conn.execute(sql + " ORDER BY d.path", params).fetchall()
+    tags = _tags_by_document(conn)
+    return [
+        DocumentSummary(
+            id=doc_id,
+            title=title,
+            type=doc_type,
+            tags=tags.get(doc_id, ()),
+            chunk_count=chunk_count,
+            created_at=_utc(indexed_at),
+            path=path,
+            category=category,
+            status=status,
+            date=doc_date,
+        )
+        for doc_id, title, doc_type, path, category, status, doc_date, indexed_at, chunk_count in (
+            rows
+        )
+    ]
+
+
+def tag_counts(conn: sqlite3.Connection) -> list[TagCount]:
+    """Every tag with its number of documents, most used first, then by name."""
+    rows = conn.execute("SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY COUNT(*) DESC, tag")
+    return [TagCount(tag, count) for tag, count in rows]
+
+
+def find_document(
+    conn: sqlite3.Connection, ref: str, *, index_root: Path, cwd: Path
+) -> StoredDocument:
+    """A document by id, by path relative to the index root, or by a path from `cwd`;
+    DocumentNotFound (with the closest paths as a hint) otherwise."""
+    row = None
+    if is_document_id(ref):
+        row = conn.execute(f"SELECT {_COLUMNS} FROM documents WHERE id = ?", (int(ref),)).fetchone()
+    if row is None:
+        # lstrip("./") drops every leading "." and "/", not only one "./" (as before issue 15)
+        candidates = [ref.lstrip("./") if ref.startswith("./") else ref]
+        try:
+            candidates.append((cwd / ref).resolve().relative_to(index_root).as_posix())
+        except (ValueError, OSError):
+            pass
+        for candidate in candidates:
+            if not storable(candidate):  # an undecodable name is never stored (sources/files.py)
+                continue
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM documents WHERE path = ?", (candidate,)
+            ).fetchone()
+            if row:
+                break
+    if row is None:
+        known = [path for (path,) in conn.execute("SELECT path FROM documents")]
+        close = difflib.get_close_matches(ref.removeprefix("./"), known, n=3, cutoff=0.6)
+        hint = ("did you mean: " + ", ".join(close)) if close else "see `tsm list`"
+        raise DocumentNotFound(f"no indexed document {ref!r}", hint)
+    values = list(row)
+    values[10] = tuple(json.loads(values[10] or "[]"))  # aliases: a JSON array
+    return StoredDocument(*values)
+
+
+def document_info(
+    conn: sqlite3.Connection, ref: str, *, index_root: Path, cwd: Path
+) -> DocumentInfo:
+    """`tsm info`: the document `ref` names (find_document) with its sections and links."""
+    doc = find_document(conn, ref, index_root=index_root, cwd=cwd)
+    return DocumentInfo(**_info_fields(conn, doc))
+
+
+def document_text(
+    conn: sqlite3.Connection, ref: str, *, index_root: Path, cwd: Path
+) -> DocumentText:
+    """`tsm get`: what `tsm info` says, and the whole stored text."""
+    doc = find_document(conn, ref, index_root=index_root, cwd=cwd)
+    return DocumentText(**_info_fields(conn, doc), text=doc.text)
+
+
+def is_document_id(ref: str) -> bool:
+    """ASCII digits that fit SQLite's 64-bit integer ("²" and 10**30 are paths, not ids)."""
+    return ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63
+
+
+def _info_fields(conn: sqlite3.Connection, doc: StoredDocument) -> dict[str, Any]:
+    sections = conn.execute(
+        "SELECT DISTINCT section FROM chunks WHERE document_id = ? ORDER BY chunk_index",
+        (doc.id,),
+    )
+    links = conn.execute("SELECT target, link_type FROM links WHERE document_id = ?", (doc.id,))
+    (chunk_count,) = conn.execute(
+        "SELECT COUNT(*) FROM chunks WHERE document_id = ?", (doc.id,)
+    ).fetchone()
+    return {
+        "id": doc.id,
+        "path": doc.path,
+        "type": doc.type,
+        "title": doc.title,
+        "category": doc.category,
+        "status": doc.status,
+        "created": doc.created,
+        "updated": doc.updated,
+        "date": doc.doc_date,
+        "date_source": doc.date_source,
+        "aliases": doc.aliases,
+        "tags": document_tags(conn, doc.id),
+        "size": doc.size,
+        "content_hash": doc.content_hash,
+        "indexed_at": _utc(doc.indexed_at),
+        "chunk_count": chunk_count,
+        "sections": tuple(section for (section,) in sections),
+        "links": tuple(DocumentLink(target, kind) for target, kind in links),
+    }
+
+
+def document_tags(conn: sqlite3.Connection, doc_id: int) -> tuple[str, ...]:
+    """One document's tags, by name."""
+    rows = conn.execute("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,))
+    return tuple(tag for (tag,) in rows)
+
+
+def _tags_by_document(conn: sqlite3.Connection) -> dict[int, tuple[str, ...]]:
+    """Every document's tags, by name, in one query (not one per listed document)."""
+    out: dict[int, list[str]] = {}
+    for doc_id, tag in conn.execute("SELECT document_id, tag FROM tags ORDER BY document_id, tag"):
+        out.setdefault(doc_id, []).append(tag)
+    return {doc_id: tuple(tags) for doc_id, tags in out.items()}
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+def index_status(
+    conn: sqlite3.Connection, settings: Settings, *, configured_vectors: str | None
+) -> IndexStatus:
+    """The index's part of `tsm status`. `configured_vectors`: the model name the configured
+    embedder writes on its vectors, when known without loading it (core/knowledge.py's
+    model_name_of); None when unknown, which never counts as stale."""
+    by_type = {
+        doc_type: count
+        for doc_type, count in conn.execute(
+            "SELECT type, COUNT(*) FROM documents GROUP BY type ORDER BY type"
+        )
+    }
+    model = vectors.get_meta(conn, "model_name")
+    dim = vectors.get_meta(conn, "embedding_dim")
+    configured = settings.embedder
+    total_chunks = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    missing = vectors.count_missing(conn, model)
+    return IndexStatus(
+        documents=by_type,
+        total_documents=sum(by_type.values()),
+        total_chunks=total_chunks,
+        db_size_bytes=db_size(settings.db_path),
+        model_name=model,
+        embedding_dim=int(dim) if dim else None,
+        schema_version=migrations.schema_version(conn),
+        chunks_without_vectors=missing,
+        vectors_done=total_chunks - missing,
+        vectors_total=total_chunks,
+        embed_rate=_float_or_none(vectors.get_meta(conn, "embed_rate")),
+        embed_rate_at=vectors.get_meta(conn, "embed_rate_at"),
+        configured_model=configured,
+        vectors_stale=bool(
+            model and configured not in ("none", "") and configured_vectors not in (None, model)
+        ),
+        index_root=str(settings.index_root),
+        db_path=str(settings.db_path),
+        trusted=settings.trusted,
+        warnings=tuple(w for w in (settings.trust_warning,) if w),
+    )
+
+
+def db_size(path: Path) -> int:
+    """Bytes of the DB file and its write-ahead log."""
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def _float_or_none(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+def _utc(timestamp: float) -> str:
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC).isoformat()
+
+
+def _plain(value: Any) -> Any:
+    """JSON-native: dataclasses to dicts (fields in order), tuples to lists."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
