@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import functools
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -353,10 +354,17 @@ def _utc(timestamp: float) -> str:
 
 def _plain(value: Any) -> Any:
     """JSON-native: dataclasses to dicts (fields in order), tuples to lists."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if value is None or isinstance(value, str | int | float):
+        return value  # most values: first, since `tsm list` converts one per column and row
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
     return value
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
