@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentNotFound
-from ..sources.files import storable
 from . import migrations, vectors
 
 if TYPE_CHECKING:
@@ -209,7 +208,7 @@ def find_document(
         except (ValueError, OSError):
             pass
         for candidate in candidates:
-            if not storable(candidate):  # an undecodable name is never stored (sources/files.py)
+            if not _bindable(candidate):  # an undecodable name is never stored
                 continue
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM documents WHERE path = ?", (candidate,)
@@ -245,6 +244,17 @@ def document_text(
 def is_document_id(ref: str) -> bool:
     """ASCII digits that fit SQLite's 64-bit integer ("²" and 10**30 are paths, not ids)."""
     return ref.isascii() and ref.isdigit() and len(ref) <= 19 and int(ref) < 2**63
+
+
+def _bindable(text: str) -> bool:
+    """Valid Unicode, so SQLite can take it: a name undecodable in the file system arrives
+    with surrogate escapes, and sources/files.storable() kept it out of the index (store/ may
+    not import sources/: pyproject's import-linter layers)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _info_fields(conn: sqlite3.Connection, doc: StoredDocument) -> dict[str, Any]:
