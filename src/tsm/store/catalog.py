@@ -152,8 +152,8 @@ class IndexStatus(Row):
 
 # -- documents ------------------------------------------------------------------------------
 
-_COLUMNS = """id, path, type, title, category, status, created, updated, doc_date,
-              date_source, aliases, size, mtime, content_hash, indexed_at, text"""
+# The documents table's columns, named as StoredDocument's fields.
+_COLUMNS = ", ".join(f.name for f in fields(StoredDocument))
 
 
 def list_documents(conn: sqlite3.Connection, type_: str | None = None) -> list[DocumentSummary]:
@@ -167,23 +167,24 @@ def list_documents(conn: sqlite3.Connection, type_: str | None = None) -> list[D
         params = (type_,)
     rows = conn.execute(sql + " ORDER BY d.path", params).fetchall()
     tags = _tags_by_document(conn)
-    return [
-        DocumentSummary(
-            id=doc_id,
-            title=title,
-            type=doc_type,
-            tags=tags.get(doc_id, ()),
-            chunk_count=chunk_count,
-            created_at=_utc(indexed_at),
-            path=path,
-            category=category,
-            status=status,
-            date=doc_date,
+    out = []
+    for row in rows:
+        doc_id, title, doc_type, path, category, status, doc_date, indexed_at, chunk_count = row
+        out.append(
+            DocumentSummary(
+                id=doc_id,
+                title=title,
+                type=doc_type,
+                tags=tags.get(doc_id, ()),
+                chunk_count=chunk_count,
+                created_at=_utc(indexed_at),
+                path=path,
+                category=category,
+                status=status,
+                date=doc_date,
+            )
         )
-        for doc_id, title, doc_type, path, category, status, doc_date, indexed_at, chunk_count in (
-            rows
-        )
-    ]
+    return out
 
 
 def tag_counts(conn: sqlite3.Connection) -> list[TagCount]:
@@ -220,9 +221,9 @@ def find_document(
         close = difflib.get_close_matches(ref.removeprefix("./"), known, n=3, cutoff=0.6)
         hint = ("did you mean: " + ", ".join(close)) if close else "see `tsm list`"
         raise DocumentNotFound(f"no indexed document {ref!r}", hint)
-    values = list(row)
-    values[10] = tuple(json.loads(values[10] or "[]"))  # aliases: a JSON array
-    return StoredDocument(*values)
+    columns = dict(zip(_field_names(StoredDocument), row, strict=True))
+    columns["aliases"] = tuple(json.loads(columns["aliases"] or "[]"))  # stored as a JSON array
+    return StoredDocument(**columns)
 
 
 def document_info(
