@@ -110,15 +110,81 @@ def env_positive_int(environ: Mapping[str, str], name: str, default: int) -> int
     return value if value > 0 else default
 
 
+# The plugin's own setting (plugin.json "userConfig"), which Claude Code passes to the hooks
+# as CLAUDE_PLUGIN_OPTION_<KEY>; set with `/plugin configure tsm`.
+PLUGIN_OPTION = "CLAUDE_PLUGIN_OPTION_TSM_BIN"
+# What `tsm init`, `tsm trust` and `tsm index` record in the user config dir (tsm's
+# launcher.py): the command that ran them, e.g. a virtualenv's bin/tsm outside PATH.
+COMMAND_FILE = "tsm-command.json"
+# Installed from a checkout (a directory marketplace), the plugin runs in place, beside the
+# virtualenv `./scripts/demo` creates.
+CHECKOUT_TSM = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    ".venv",
+    "bin",
+    "tsm",
+)
+
+
+def tsm_command(environ: Mapping[str, str]) -> list[str]:
+    """The command that runs tsm, the first found of (plugin/README.md "How the hooks find
+    tsm"): TSM_BIN; the plugin's `tsm_bin` option; `tsm` on PATH; the command recorded by
+    the last `tsm init`, `tsm trust` or `tsm index`; the `.venv/bin/tsm` of the checkout
+    the plugin was installed from (`./scripts/demo` makes it); `python3 -m tsm` when this
+    interpreter has tsm installed. A HookFailure saying what was tried when none is there.
+
+    TSM_BIN and the plugin option are the user's explicit choice: when set they are used as
+    they are (a wrong one fails visibly rather than another tsm running in its place)."""
+    for name in ("TSM_BIN", PLUGIN_OPTION):
+        chosen = environ.get(name, "").strip()
+        if chosen:
+            return [_locate.expand_home(chosen, environ)]
+    found = shutil.which("tsm", path=environ.get("PATH"))
+    if found is not None:
+        return [found]
+    recorded, why = _recorded_command(environ)
+    if recorded is not None:
+        return recorded
+    checkout = CHECKOUT_TSM
+    if os.path.isfile(checkout) and os.access(checkout, os.X_OK):
+        return [checkout]
+    import importlib.util
+
+    if importlib.util.find_spec("tsm") is not None:
+        return [sys.executable, "-m", "tsm"]
+    raise HookFailure(
+        "cannot find tsm: it is not on PATH"
+        + (f", {why}" if why else ", no `tsm init` or `tsm trust` recorded where it is")
+        + ", and python3 has no tsm module. Set the plugin's tsm_bin option (`claude plugin"
+        " install tsm@the-space-memory --config tsm_bin=/path/to/.venv/bin/tsm`, or"
+        " /plugin configure) or TSM_BIN"
+    )
+
+
+def _recorded_command(environ: Mapping[str, str]) -> tuple[list[str] | None, str]:
+    """The recorded command if its program still exists, else None and why not."""
+    path = os.path.join(_locate.user_config_dir(environ), COMMAND_FILE)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            command = json.load(fh).get("command")
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, ValueError, AttributeError) as exc:
+        return None, f"{path} is unreadable ({type(exc).__name__})"
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(part, str) and part for part in command)
+    ):
+        return None, f"{path} holds no command"
+    if not (os.path.isfile(command[0]) and os.access(command[0], os.X_OK)):
+        return None, f"the tsm recorded in {path} is gone ({command[0]})"
+    return command, ""
+
+
 def tsm_executable(environ: Mapping[str, str]) -> str:
-    """TSM_BIN if set (e.g. a venv outside PATH), else `tsm` on PATH."""
-    configured = environ.get("TSM_BIN")
-    if configured:
-        return configured
-    found = shutil.which("tsm")
-    if found is None:
-        raise HookFailure("`tsm` is not on PATH; install it or set TSM_BIN")
-    return found
+    """The program of `tsm_command` (its first word)."""
+    return tsm_command(environ)[0]
 
 
 def run_tsm(args: Sequence[str], *, cwd: Path, timeout: float, environ: Mapping[str, str]) -> str:
@@ -128,7 +194,7 @@ def run_tsm(args: Sequence[str], *, cwd: Path, timeout: float, environ: Mapping[
     inherited descriptor open cannot make us wait past the deadline; at the deadline the
     whole process group is killed.
     """
-    command = [tsm_executable(environ), *args]
+    command = [*tsm_command(environ), *args]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             process = subprocess.Popen(

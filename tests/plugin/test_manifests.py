@@ -21,6 +21,7 @@ from plugin_harness import HOOKS, PLUGIN, REPO, base_env, claude_input
 SEMVER = re.compile(r"\d+\.\d+\.\d+")
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 EXPECTED_HOOKS = {
+    "SessionStart": ("startup|resume|clear", "session_start.py"),
     "UserPromptSubmit": (None, "user_prompt_submit.py"),
     "PostToolUse": ("Edit|Write|MultiEdit", "post_tool_use.py"),
     "Stop": (None, "stop.py"),
@@ -64,7 +65,7 @@ def test_marketplace_lists_the_plugin_at_its_path() -> None:
     assert (REPO / entry["source"]).resolve() == PLUGIN.resolve()
 
 
-def test_hooks_cover_the_three_events_with_the_right_scripts() -> None:
+def test_hooks_cover_the_four_events_with_the_right_scripts() -> None:
     commands = hook_commands()
     assert set(commands) == set(EXPECTED_HOOKS)
     for event, (matcher, script) in EXPECTED_HOOKS.items():
@@ -87,6 +88,9 @@ def test_timeouts_leave_room_for_the_hooks_own_deadlines() -> None:
     assert "async" not in prompt  # the context must be there before Claude reads the prompt
     assert commands["PostToolUse"]["timeout"] > INDEX_TIMEOUT_SECONDS
     assert commands["Stop"]["timeout"] > INGEST_TIMEOUT_SECONDS
+    from session_start import CHECK_TIMEOUT_SECONDS
+
+    assert commands["SessionStart"]["timeout"] > CHECK_TIMEOUT_SECONDS
     assert commands["PostToolUse"]["async"] is True
     assert commands["Stop"]["async"] is True
 

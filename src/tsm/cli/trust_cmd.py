@@ -43,6 +43,10 @@ def trust_root(root: Path) -> dict[str, Any]:
     from ..config import settings_needing_trust
 
     added = trust.add(root, os.environ)
+    # The plugin's hooks act in trusted roots: tell them which tsm to run (launcher.py).
+    from ..launcher import remember
+
+    remember(os.environ)
     folder = os.path.realpath(root)
     return {
         "root": folder,
