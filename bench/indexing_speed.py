@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import generate  # noqa: E402
 
-from tsm.backend import LocalBackend  # noqa: E402
 from tsm.config import load  # noqa: E402
+from tsm.core.knowledge import LocalKnowledge  # noqa: E402
 from tsm.search.query import build_query  # noqa: E402
 
 QUERIES = [
@@ -74,7 +74,7 @@ def main() -> None:
             "TSM_AUTOSTART": "0",
         }
         settings = load(root, env)
-        backend = LocalBackend(settings)
+        backend = LocalKnowledge(settings)
         started = time.perf_counter()
         report = backend.index(embed=False)
         seconds = time.perf_counter() - started
@@ -90,7 +90,7 @@ def main() -> None:
             for q in QUERIES:
                 query = build_query(q, today=__import__("datetime").date.today(), mode="fts")
                 started = time.perf_counter()
-                backend.search(query)
+                backend.run_query(query)
                 latencies.append((time.perf_counter() - started) * 1000)
         backend.close()
         help_p50, help_p95 = timed_cli(["--help"], env)

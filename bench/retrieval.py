@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from tsm.backend import LocalBackend  # noqa: E402
 from tsm.config import load  # noqa: E402
+from tsm.core.knowledge import LocalKnowledge  # noqa: E402
 from tsm.embed import embed_queries, get_embedder  # noqa: E402
 from tsm.indexing import embed_pending, index_paths  # noqa: E402
 from tsm.search.engine import SearchContext, search  # noqa: E402
@@ -183,7 +183,7 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         if args.rrf_k is not None:
             env["TSM_RRF_K"] = str(args.rrf_k)
         settings = load(root, env)
-        backend = LocalBackend(settings)
+        backend = LocalKnowledge(settings)
         conn = backend.conn(create=True)
         started = time.perf_counter()
         report = index_paths(settings, conn, [], embedder=None)

@@ -58,7 +58,7 @@ def test_plugin_skill_matches_root_skill() -> None:
 
 def test_the_tsm_toml_scaffold_shows_the_real_defaults() -> None:
     """`tsm init` writes a commented tsm.toml; a value it shows must be the default in force."""
-    from tsm.backend import TSM_TOML_SCAFFOLD
+    from tsm.core.scaffolds import TSM_TOML_SCAFFOLD
 
     defaults = {s.key: s for s in SETTINGS}
     section = ""

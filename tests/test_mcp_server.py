@@ -490,3 +490,49 @@ def test_excerpt_lines_and_sections() -> None:
     assert by_lines(text, 5, 12).text.splitlines()[0] == "## B"
     cut = by_lines(text, None, None, max_chars=10)
     assert cut.truncated and cut.as_json()["next_start_line"] == cut.end_line + 1
+
+
+# -- through the daemon -----------------------------------------------------------------------
+def test_stdio_searches_through_a_running_daemon_and_loads_no_model(
+    tmp_path: Path, sample_index_template: Path
+) -> None:
+    """With a daemon running, the MCP server is one more client of it (issue 15, item 3):
+    one resident process holds the model and the vectors. Its answers are the CLI's."""
+    root = tmp_path / "vault"
+    shutil.copytree(sample_index_template, root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
+    env |= {
+        "TSM_INDEX_ROOT": str(root),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_AUTOSTART": "0",
+        "TSM_NOW": FIXED_NOW,
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+    }
+    cli_json(env, "start")
+    try:
+        expected = cli_json(env, "search", "install git")
+        before = cli_json(env, "status")["daemon"]["searches"]
+
+        async def body(session: ClientSession) -> None:
+            result = await session.call_tool("search", {"query": "install git"})
+            assert comparable(result.structured_content) == comparable(expected)
+            status = (await session.call_tool("status", {})).structured_content
+            assert status["server"]["through_daemon"] is True
+            assert status["server"]["model_loaded"] is False
+            assert status["daemon"]["state"] == "running"
+
+        over_stdio(env, body)
+        assert cli_json(env, "status")["daemon"]["searches"] == before + 1
+    finally:
+        cli_json(env, "stop")
+
+
+def test_stdio_without_a_daemon_runs_the_core_itself(index_env: dict[str, str]) -> None:
+    async def body(session: ClientSession) -> None:
+        result = await session.call_tool("search", {"query": "install git", "top_k": 1})
+        assert result.structured_content["returned"] == 1
+        status = (await session.call_tool("status", {})).structured_content
+        assert status["server"]["through_daemon"] is False
+        assert status["server"]["model_loaded"] is True
+
+    over_stdio(index_env, body, "--no-warmup")

@@ -50,6 +50,8 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
     took_ms: float = 0.0
     malformed_lines: int = 0  # transcript lines skipped as broken (each named in `warnings`)
+    # The daemon indexed this and embeds the new text in its background backfill.
+    embedded_in_background: bool = False
 
 
 def index_paths(

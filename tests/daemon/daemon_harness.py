@@ -119,7 +119,7 @@ class Harness:
 
     def answers(self) -> bool:
         try:
-            self.request({"v": 1, "op": "ping", "args": {}})
+            self.request({"v": 2, "op": "ping", "args": {}})
             return True
         except OSError:
             return False

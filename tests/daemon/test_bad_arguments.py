@@ -12,28 +12,29 @@ HUGE = 10**30
 # For every op that takes a number, a path or a flag: each wrong shape of JSON value.
 BAD_ARGS: list[tuple[str, dict[str, Any]]] = [
     *[
-        ("search", {"flags": {"text": "git", "top_k": value}})
-        for value in (HUGE, -HUGE, -1, 0, 1.5, "3", True, None, [3], {"n": 3})
+        ("search", {"request": {"text": "git", "top_k": value}})
+        for value in (HUGE, -HUGE, -1, 0, 1.5, "3", True, [3], {"n": 3})  # None: the default
     ],
     *[
-        ("search", {"flags": {"text": "git", "include_content": value}})
+        ("search", {"request": {"text": "git", "include_content": value}})
         for value in (-1, 1.5, "2", [1], {"n": 1})
     ],
-    *[("search", {"flags": {"text": value}}) for value in (3, 1.5, ["git"], {"q": "git"})],
+    *[("search", {"request": {"text": value}}) for value in (3, 1.5, ["git"], {"q": "git"})],
     *[
-        ("search", {"flags": {"text": "git", name: value}})
+        ("search", {"request": {"text": "git", name: value}})
         for name in ("paths", "tags", "types")
         for value in ("notes", [3], [["a"]], {"a": 1})
     ],
     *[
-        ("search", {"flags": {"text": "git", name: value}})
+        ("search", {"request": {"text": "git", name: value}})
         for name in ("after", "before", "recent", "year")
         for value in (2025, HUGE, [1], {})
     ],
-    ("search", {"flags": {"text": "git", "unknown": 1}}),
-    ("search", {"flags": "git"}),
+    ("search", {"request": {"text": "git", "unknown": 1}}),
+    ("search", {"request": "git"}),
+    ("search", {"request": {"top_k": 3}}),  # no text
     *[
-        ("search", {"flags": {"text": "git"}, "now": value})
+        ("search", {"request": {"text": "git", "now": value}})
         for value in (HUGE, 1.5, "not a date", ["2026"], {"y": 1})
     ],
     *[("ingest_session", {"path": value}) for value in (None, HUGE, 1.5, ["a"], {"p": 1}, "")],
@@ -45,19 +46,19 @@ BAD_ARGS: list[tuple[str, dict[str, Any]]] = [
 
 
 def test_wrongly_typed_arguments_are_user_errors(daemon: Harness) -> None:
-    config = daemon.request({"v": 1, "op": "ping", "args": {}})["result"]["config"]
+    config = daemon.request({"v": 2, "op": "ping", "args": {}})["result"]["config"]
     for op, args in BAD_ARGS:
-        reply = daemon.request({"v": 1, "op": op, "args": args, "config": config})
+        reply = daemon.request({"v": 2, "op": op, "args": args, "config": config})
         assert reply["ok"] is False, (op, args, reply)
         error = reply["error"]
         assert error["kind"] == "user_error" and error["exit_code"] == 1, (op, args, error)
         assert "Traceback" not in error["message"]
     ok = daemon.request(
         {
-            "v": 1,
+            "v": 2,
             "op": "search",
             "config": config,
-            "args": {"flags": {"text": "install git", "top_k": 1}},
+            "args": {"request": {"text": "install git", "top_k": 1}},
         }
     )
-    assert ok["ok"] is True and ok["result"]["result"]["returned"] == 1
+    assert ok["ok"] is True and ok["result"]["returned"] == 1

@@ -74,14 +74,14 @@ def test_searches_answer_while_a_long_index_job_runs(daemon: Harness) -> None:
 
 
 def raw_search(h: Harness, text: str) -> dict:
+    from tsm.client.fingerprint import settings_fingerprint
     from tsm.config import load
-    from tsm.daemon.codec import settings_fingerprint
 
     settings = load(environ=h.env)
     message = {
-        "v": 1,
+        "v": 2,
         "op": "search",
-        "args": {"flags": {"text": text, "top_k": 5}},
+        "args": {"request": {"text": text, "top_k": 5}},
         "config": settings_fingerprint(settings),
     }
     with h.connect() as sock:
@@ -106,6 +106,6 @@ def test_a_storm_of_200_concurrent_clients(daemon: Harness) -> None:
                 range(40),
             )
         )
-    assert all(r["ok"] and r["result"]["result"]["results"] for r in replies)
+    assert all(r["ok"] and r["result"]["results"] for r in replies)
     assert all(run.code == 0 for run in clis), [r.err for r in clis if r.code]
     assert daemon.status()["daemon"]["searches"] >= 241

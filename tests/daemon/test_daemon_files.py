@@ -198,7 +198,7 @@ def test_the_daemon_refuses_a_client_of_another_user(daemon: Harness) -> None:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(10)
         s.connect({str(daemon.socket)!r})
-        body = json.dumps({{"v": 1, "op": "ping", "args": {{}}}}).encode()
+        body = json.dumps({{"v": 2, "op": "ping", "args": {{}}}}).encode()
         s.sendall(len(body).to_bytes(4, "big") + body)
         n = int.from_bytes(s.recv(4), "big")
         data = b""

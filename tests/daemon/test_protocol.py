@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tsm.daemon import protocol
+from tsm.client import protocol
 
 
 def pair() -> tuple[socket.socket, socket.socket]:
@@ -18,7 +18,7 @@ def test_a_frame_round_trips_unicode() -> None:
     with a, b:
         protocol.send(a, protocol.request("search", {"q": "狩猟 🦌"}), timeout=1)
         message = protocol.receive(b, protocol.MAX_REQUEST_BYTES, timeout=1)
-    assert message == {"v": 1, "op": "search", "args": {"q": "狩猟 🦌"}, "config": None}
+    assert message == {"v": 2, "op": "search", "args": {"q": "狩猟 🦌"}, "config": None}
 
 
 def test_an_oversized_header_is_refused_before_reading_the_body() -> None:

@@ -33,9 +33,9 @@ def test_garbage_and_oversized_frames_get_an_error_reply(daemon: Harness) -> Non
     for data, kind in cases.items():
         reply = send_raw(daemon, data)
         assert reply["ok"] is False and reply["error"]["kind"] == kind, (data[:20], reply)
-    assert daemon.request({"v": 1, "op": "nope", "args": {}})["error"]["kind"] == "bad_request"
+    assert daemon.request({"v": 2, "op": "nope", "args": {}})["error"]["kind"] == "bad_request"
     assert daemon.request({"v": 99, "op": "ping", "args": {}})["error"]["kind"] == "bad_version"
-    reply = daemon.request({"v": 1, "op": "ping", "args": "not an object"})
+    reply = daemon.request({"v": 2, "op": "ping", "args": "not an object"})
     assert reply["ok"] is False and reply["error"]["exit_code"] == 1
     # the thin client's forwarded command line (cli/entry.py), malformed in several ways
     for args in (
@@ -44,13 +44,13 @@ def test_garbage_and_oversized_frames_get_an_error_reply(daemon: Harness) -> Non
         {"argv": ["search", "x"], "env": [], "cwd": "/"},
         {"argv": ["search", "x"], "env": {}},
     ):
-        reply = daemon.request({"v": 1, "op": "cli", "args": args})
+        reply = daemon.request({"v": 2, "op": "cli", "args": args})
         assert reply["ok"] is False and reply["error"]["exit_code"] == 1, (args, reply)
     # well formed, but not a search, or another index: the client runs the full CLI instead
     for argv, cwd in ((["index"], str(daemon.root)), (["search", "git"], "/")):
         reply = daemon.request(
             {
-                "v": 1,
+                "v": 2,
                 "op": "cli",
                 "args": {
                     "argv": argv,
@@ -60,7 +60,7 @@ def test_garbage_and_oversized_frames_get_an_error_reply(daemon: Harness) -> Non
                 },
             }
         )
-        assert reply == {"v": 1, "ok": True, "result": None}, reply
+        assert reply == {"v": 2, "ok": True, "result": None}, reply
     # a client that connects and says nothing, and one that sends half a frame, then leave
     daemon.connect().close()
     with daemon.connect() as sock:

@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from daemon_harness import Harness, wait_for
 
 DEADLINE = 30  # generous for a loaded 2-core CI machine; a pass usually takes ~1 s
+# Embedding starts a second copy of the model (the backfill worker): seconds, more when loaded.
+EMBED_DEADLINE = 180
+SESSION = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sample-session.jsonl"
 
 
 def paths(h: Harness) -> set[str]:
@@ -53,6 +57,58 @@ def test_create_edit_rename_delete_are_picked_up(daemon: Harness) -> None:
     assert top_paths(daemon, "flamingorilla") == []
 
 
+def all_embedded(h: Harness) -> bool:
+    """Every chunk has a vector (the sample template is fully embedded to begin with)."""
+    status = h.status()
+    return status["total_chunks"] > 0 and status["chunks_without_vectors"] == 0
+
+
+def vector_top(h: Harness, text: str) -> str:
+    result = h.cli("search", text, "--vec-only", "-k", "1", "-f", "json")
+    assert result.code == 0, result.err
+    return str(result.json()["results"][0]["source"]["path"])
+
+
+def test_notes_the_watcher_indexes_get_vectors(daemon: Harness) -> None:
+    """Issue 19 item 2: the watcher's chunks reached the keyword index but never the backfill
+    (it was woken before the watcher's job had run, found nothing, and went idle)."""
+    assert all_embedded(daemon)
+    note = daemon.root / "notes" / "heron.md"
+    first = "# Herons\n\nThe grey heron waits motionless in the shallows for passing fish.\n"
+    note.write_text(first, encoding="utf-8")
+    wait_for(lambda: "notes/heron.md" in top_paths(daemon, "heron"), DEADLINE, "the new note")
+    wait_for(lambda: all_embedded(daemon), EMBED_DEADLINE, "the new note's vector", interval=1)
+    assert vector_top(daemon, "grey heron waits motionless in the shallows") == "notes/heron.md"
+
+    second = "# Herons\n\nHerons nest in colonies called heronries, high in old trees.\n"
+    note.write_text(second, encoding="utf-8")
+    wait_for(
+        lambda: "notes/heron.md" in top_paths(daemon, "heronries"), DEADLINE, "the edited note"
+    )
+    wait_for(lambda: all_embedded(daemon), EMBED_DEADLINE, "the edit's vector", interval=1)
+    assert vector_top(daemon, "herons nest in colonies in old trees") == "notes/heron.md"
+
+
+def test_an_ingested_session_and_an_indexed_file_get_vectors(harness: Harness) -> None:
+    """`tsm ingest-session` (the Stop hook) and `tsm index FILE` (PostToolUse) through a
+    daemon that does not watch, so only those requests can have written the chunks."""
+    harness.start("--no-watch")
+    transcript = harness.dir / "session.jsonl"
+    shutil.copy(SESSION, transcript)
+    result = harness.cli("ingest-session", str(transcript), "-f", "json")
+    assert result.code == 0, result.err
+    assert result.json()["chunks"] == 3
+    wait_for(lambda: all_embedded(harness), EMBED_DEADLINE, "the session's vectors", interval=1)
+
+    note = harness.root / "notes" / "sandpiper.md"
+    note.write_text("# Sandpipers\n\nSandpipers probe the wet sand for worms.\n", "utf-8")
+    result = harness.cli("index", "-f", "json", "--", str(note))
+    assert result.code == 0, result.err
+    assert result.json()["indexed"] == 1
+    wait_for(lambda: all_embedded(harness), EMBED_DEADLINE, "the indexed note's vector", 1)
+    assert vector_top(harness, "sandpipers probe the wet sand") == "notes/sandpiper.md"
+
+
 def test_ignored_files_and_folders_moved_in_and_out(daemon: Harness) -> None:
     (daemon.root / ".tsmignore").write_text("drafts/\n", encoding="utf-8")
     drafts = daemon.root / "drafts"
@@ -86,6 +142,7 @@ def test_changes_made_while_the_daemon_was_stopped_are_caught_up(harness: Harnes
     assert "notes/offline.md" in found
     assert "notes/reading-list.txt" not in found
     assert "notes/offline.md" in top_paths(harness, "narwhalbatross")
+    wait_for(lambda: all_embedded(harness), EMBED_DEADLINE, "the caught-up note's vector", 1)
 
 
 def test_a_daemon_on_a_folder_never_indexed_indexes_nothing() -> None:

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import DaemonUnreachable
-from .runtime import emit, load_settings, local_backend
+from .runtime import emit, knowledge, load_settings
 
 START_WAIT = 30.0
 
@@ -52,54 +52,25 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from ..daemon.client import Unavailable, daemon_state, running_backend
     from ..render.human_format import mapping
 
-    settings = load_settings()
-    status = None
-    daemon = running_backend(settings)
-    if daemon is not None:
-        try:
-            status = daemon.status()
-        except Unavailable:
-            status = None
-    if status is None:
-        status = local_backend().status()
-        status["daemon"] = daemon_state(settings)
-        status["embedder"] = {"state": "not loaded (no daemon)", "model_spec": settings.embedder}
-        status["watcher"] = {"state": "off (no daemon)"}
-        status["queue"] = {
-            "writer_jobs": 0,
-            "chunks_without_vectors": status.get("chunks_without_vectors"),
-        }
-        if status["daemon"].get("warning"):  # another user's daemon on our socket
-            print(f"tsm: warning: {status['daemon']['warning']}", file=sys.stderr)
+    client = knowledge()
+    status = client.status().as_json()
+    if client.foreign_daemon:  # another user's process on our socket: said, then ignored
+        print(f"tsm: warning: {status['daemon'].get('warning')}", file=sys.stderr)
     emit(args, status, mapping(status))
     return 0
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    from ..daemon.client import Unavailable, daemon_state, running_backend
-
-    settings = load_settings()
-    report = None
-    daemon = running_backend(settings)
-    if daemon is not None:
-        try:
-            report = daemon.doctor()
-        except Unavailable:
-            report = None
-    if report is None:
-        from ..daemon.doctor import diagnose
-
-        report = diagnose(settings, daemon_state(settings), None)
+    report = knowledge().doctor()
     emit(args, report, doctor_text(report))
     errors = report.get("error_count", 0)
     if not errors:
         return 0  # warnings alone are advice, not failures
     # Exit 2 (a system problem was found) so scripts and CI can tell; the report is on stdout.
     from ..errors import SystemFailure
-    from .main import error_text
+    from ..render.errors import error_text
 
     print(
         error_text(
@@ -128,7 +99,7 @@ def doctor_text(report: dict[str, Any]) -> str:
 
 
 def run_start(args: argparse.Namespace) -> int:
-    from ..daemon.client import daemon_state, ensure_started
+    from ..client.lifecycle import daemon_state, ensure_started
 
     settings = load_settings()
     before = daemon_state(settings)
@@ -146,7 +117,7 @@ def run_start(args: argparse.Namespace) -> int:
 
 
 def run_stop(args: argparse.Namespace) -> int:
-    from ..daemon.client import stop
+    from ..client.lifecycle import stop
 
     result = stop(load_settings())
     if result["stopped"]:
@@ -160,7 +131,7 @@ def run_stop(args: argparse.Namespace) -> int:
 
 
 def run_restart(args: argparse.Namespace) -> int:
-    from ..daemon.client import daemon_state, ensure_started, stop
+    from ..client.lifecycle import daemon_state, ensure_started, stop
 
     settings = load_settings()
     stopped = stop(settings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .runtime import emit, local_backend
+from .runtime import emit, knowledge
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def run_list(args: argparse.Namespace) -> int:
     from ..render.human_format import table
 
-    docs = local_backend().list_documents(args.type)
+    docs = [d.as_json() for d in knowledge().list_documents(args.type)]
     emit(args, docs, table(docs, ("id", "type", "date", "path", "title", "tags")))
     return 0
 
@@ -33,7 +33,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_tags(args: argparse.Namespace) -> int:
     from ..render.human_format import table
 
-    tags = local_backend().tags()
+    tags = [t.as_json() for t in knowledge().tags()]
     emit(args, tags, table(tags, ("name", "count")))
     return 0
 
@@ -41,7 +41,7 @@ def run_tags(args: argparse.Namespace) -> int:
 def run_info(args: argparse.Namespace) -> int:
     from ..render.human_format import mapping
 
-    info = local_backend().info(args.doc)
+    info = knowledge().info(args.doc).as_json()
     emit(args, info, mapping(info))
     return 0
 
@@ -49,6 +49,6 @@ def run_info(args: argparse.Namespace) -> int:
 def run_get(args: argparse.Namespace) -> int:
     from ..render.human_format import one_line
 
-    doc = local_backend().get(args.doc)
+    doc = knowledge().get(args.doc).as_json()
     emit(args, doc, f"# {one_line(doc['title'])}  ({one_line(doc['path'])})\n\n{doc['text']}")
     return 0

@@ -80,8 +80,8 @@ def _ask(sock_path: str, args: dict[str, object]) -> tuple[str, str, int] | None
     """The daemon's (stdout, stderr, exit code) for this command line, or None."""
     import socket
 
-    from ..daemon import protocol
-    from ..daemon.peer import foreign_uid
+    from ..client import protocol
+    from ..client.peer import foreign_uid
 
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:

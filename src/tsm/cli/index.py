@@ -11,8 +11,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..render.human_format import one_line
-from ..sources.files import storable
-from .runtime import daemon_backend, emit, load_settings, local_backend, progress_bar
+from .runtime import emit, knowledge, progress_bar
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -78,10 +77,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def run_init(args: argparse.Namespace) -> int:
     from .trust_cmd import trust_root
 
-    backend = local_backend()
-    result: dict[str, Any] = dict(backend.init())
+    client = knowledge()
+    result: dict[str, Any] = dict(client.init())
     # Setting up an index here is the user vouching for it (README "Trust model").
-    result["trust"] = trust_root(backend.settings.index_root)
+    result["trust"] = trust_root(client.settings.index_root)
     lines = (
         [f"created  {p}" for p in result["created"]]
         + [f"kept     {p}" for p in result["existing"]]
@@ -100,21 +99,19 @@ def run_index(args: argparse.Namespace) -> int:
         paths += [Path(line.strip()) for line in lines if line.strip()]
         if not paths:
             raise UserError("--files-from-stdin: no paths on standard input")
-    data = None
-    if all(storable(str(p)) for p in paths):  # the daemon's protocol carries Unicode only
-        data = _through_daemon(lambda d: d.index(paths, no_embed=args.no_embed))
-    if data is None:
+    client = knowledge()
+    if not client.remote:
         from ..embed import use_bulk_threads
 
         use_bulk_threads()  # this process embeds documents only
-        backend = local_backend()
-        data = asdict(backend.index(paths, embed=not args.no_embed, progress=progress_bar(args)))
+    report = client.index(paths, embed=not args.no_embed, progress=progress_bar(args))
+    data = asdict(report)
     human = (
         f"indexed {data['indexed']}, unchanged {data['unchanged']}, removed "
         f"{data['removed']}, renamed {data['renamed']}, chunks {data['chunks']}, "
         f"embedded {data['embedded']} in {data['took_ms'] / 1000:.1f}s"
     )
-    if data.get("embedded_in_background"):
+    if report.embedded_in_background:
         human += " (the daemon embeds new text in the background)"
     human += "".join(
         f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}" for s in data["skipped"]
@@ -124,28 +121,8 @@ def run_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _through_daemon(operation: Any) -> dict[str, Any] | None:
-    """The daemon's answer when one runs (it is then the only writer), else None."""
-    daemon = daemon_backend(load_settings())
-    if daemon is None:
-        return None
-    from ..daemon.client import Unavailable
-
-    try:
-        result: dict[str, Any] = operation(daemon)
-        return result
-    except Unavailable:
-        return None
-
-
 def run_ingest_session(args: argparse.Namespace) -> int:
-    data = None
-    # A missing file is reported by the in-process path, as is an undecodable name (the
-    # daemon's protocol carries Unicode only).
-    if args.file.is_file() and storable(str(args.file)):
-        data = _through_daemon(lambda d: d.ingest_session(args.file))
-    if data is None:
-        data = asdict(local_backend().ingest_session(args.file, progress=progress_bar(args)))
+    data = asdict(knowledge().ingest_session(args.file, progress=progress_bar(args)))
     if data["indexed"]:
         human = f"ingested {args.file}: {data['chunks']} turns, {data['embedded']} embedded"
     elif data["unchanged"]:
@@ -160,11 +137,8 @@ def run_ingest_session(args: argparse.Namespace) -> int:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    data = _through_daemon(lambda d: d.reindex(args.target))
-    if data is None:
-        from ..daemon.maintenance import reindex_local
-
-        data = reindex_local(load_settings(), args.target, progress_bar(args))
+    report = knowledge().reindex(args.target, progress_bar(args))
+    data = {k: v for k, v in asdict(report).items() if v is not None}  # what this run did
     parts = []
     if "fts_documents" in data:
         parts.append(f"keyword rows of {data['fts_documents']} documents")
@@ -176,11 +150,9 @@ def run_reindex(args: argparse.Namespace) -> int:
 
 
 def run_rebuild(args: argparse.Namespace) -> int:
-    from ..daemon import rebuild
-
-    settings = load_settings()
+    client = knowledge()
     if not args.apply:
-        plan = rebuild.plan(settings)
+        plan = client.rebuild_plan()
         human = "\n".join(
             [
                 "would (run again with --apply):",
@@ -189,7 +161,7 @@ def run_rebuild(args: argparse.Namespace) -> int:
         )
         emit(args, plan, human)
         return 0
-    data = rebuild.rebuild(settings, progress_bar(args))
+    data = client.rebuild(progress_bar(args))
     sessions = data["sessions"]
     human = (
         f"rebuilt: {data['indexed']} files, {data['chunks']} chunks, "

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..core.request import int_in
 from ..errors import SystemFailure
-from .runtime import int_in, load_settings
+from .runtime import load_settings
 
 DEFAULT_PORT = 8765
 

@@ -1,43 +1,36 @@
-"""What every command needs at run time: settings, the backend, output and progress."""
+"""What every command needs at run time: settings, the core (through the daemon when one
+runs), output and progress."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..client.connect import Client
+    from ..config import Settings
 
 
-def load_settings() -> Any:
+def load_settings() -> Settings:
     from ..config import load
 
     return load()
 
 
-def local_backend() -> Any:
-    from ..backend import LocalBackend
+def knowledge(settings: Settings | None = None, *, autostart: bool = False) -> Client:
+    """The core's operations: answered by the daemon when one runs (started first when
+    `autostart`), in-process otherwise (client/connect.py)."""
+    from ..client.connect import connect
 
-    return LocalBackend(load_settings())
-
-
-def daemon_backend(settings: Any, autostart: bool = False) -> Any:
-    """The running daemon's DaemonBackend (started first when `autostart`), or None, in which
-    case the caller runs the operation in-process."""
-    from ..daemon.client import running_backend
-
-    return running_backend(settings, autostart)
+    return connect(settings or load_settings(), autostart=autostart)
 
 
 def emit(args: argparse.Namespace, data: Any, human: str) -> None:
-    """Write `data` as JSON or `human` as text to stdout; human text with its control
-    characters made visible (render/human_format.visible), whatever the command."""
-    if args.output == "json":
-        from ..render.json_format import dumps
+    """Write `data` as JSON or `human` as text to stdout (render/output.py)."""
+    from ..render.output import rendered
 
-        print(dumps(data))
-    else:
-        from ..render.human_format import visible
-
-        print(visible(human))
+    print(rendered(data, human, args.output))
 
 
 def progress_bar(args: argparse.Namespace) -> Any:
@@ -66,22 +59,3 @@ def progress_bar(args: argparse.Namespace) -> Any:
             bar.close()
 
     return update
-
-
-def int_in(low: int, high: int) -> Any:
-    """An argparse `type` for whole numbers in [low, high]: anything else is a usage error
-    (exit 1) at parse time, not an OverflowError deep inside (issue 14, item 11)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text) if len(text) <= 30 and text.isascii() else None
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:
-            raise argparse.ArgumentTypeError(
-                f"expected a whole number from {low} to {high}, got {text!r}"
-            )
-        return value
-
-    parse.__name__ = "number"  # argparse names the type in its message
-    return parse

@@ -5,7 +5,6 @@ fills vectors in the background, so a long backfill batch never delays a search.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import os
 import queue
@@ -13,16 +12,20 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from .. import __version__
+from ..client import protocol
+from ..client.fingerprint import settings_fingerprint
+from ..core.knowledge import LocalKnowledge
+from ..core.reindex import ReindexReport, check_target, drop_vectors, fts_batches, rebuild_fts
+from ..core.request import SearchRequest
 from ..errors import TsmError, UserError
 from ..store.connect import open_db
 from ..store.failures import translate
-from . import arguments, protocol
-from .codec import settings_fingerprint
+from . import arguments
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -115,8 +118,6 @@ class Handlers:
         self.writer: Writer
         self.backfill: Backfill
         self.watcher: Watcher | None = None
-        self._parser: Any = None  # the CLI's argparse parser, built on the first `cli` op
-        self._parser_lock = threading.Lock()
 
     def start(self, log_stream: IO[Any] | None) -> None:
         from .writer import Backfill, Writer
@@ -132,21 +133,17 @@ class Handlers:
         if self._want_watch:
             from .watch import Watcher
 
-            self.watcher = Watcher(self.settings, self.writer, self.backfill.wake)
+            self.watcher = Watcher(self.settings, self.writer)  # the writer wakes the backfill
         threading.Thread(target=self._warm_up, name="tsm-warm-up", daemon=True).start()
 
     def _warm_up(self) -> None:
-        """One throw-away search, so the first real one finds the tokenizer's dictionary, the
-        vector matrix and the generic requests' vectors (search/relevance.py) loaded."""
-        from ..search.query import WARM_UP_QUERY
-
+        """One throw-away search (core: LocalKnowledge.warm_up), so the first real one finds
+        the tokenizer's dictionary, the vector matrix and the generic requests' vectors
+        loaded."""
         started = time.perf_counter()
         try:
-            self._search(
-                {"text": WARM_UP_QUERY, "top_k": 1, "fallback": "fts-only"},
-                dt.datetime.now(),
-                count=False,
-            )
+            with self.local() as knowledge:
+                knowledge.warm_up()
         except Exception:  # an optimisation only: the real searches report real errors
             log.warning("warm-up search failed", exc_info=True)
         log.info("warm-up took %.0f ms", (time.perf_counter() - started) * 1000)
@@ -176,6 +173,14 @@ class Handlers:
             else:
                 conn.close()
 
+    @contextmanager
+    def local(self) -> Iterator[LocalKnowledge]:
+        """The core on a pooled read connection, with the query worker as its model."""
+        with self.reader() as conn:
+            yield LocalKnowledge(
+                self.settings, embedder=cast("Embedder | None", self.embedders.query), conn=conn
+            )
+
     # -- dispatch -------------------------------------------------------------------------
     def dispatch(self, message: dict[str, Any]) -> dict[str, Any]:
         self.requests += 1
@@ -191,8 +196,7 @@ class Handlers:
         if method is None:
             return protocol.error(f"unknown op {op!r}", kind="bad_request")
         # `cli` carries the client's environment and checks it itself (op_cli).
-        if op not in ("ping", "shutdown", "cli") and message.get("config") != self.fingerprint:
-            self._exit_if_config_changed()
+        if op not in ("ping", "shutdown", "cli") and not self.same_settings(message.get("config")):
             return protocol.error(
                 "this daemon runs with other settings than the client",
                 kind="config_mismatch",
@@ -217,10 +221,13 @@ class Handlers:
                 hint=f"see the daemon log under {self.server.state.logs}",
             )
 
-    def _exit_if_config_changed(self) -> None:
-        """A client with other settings: if tsm.toml changed since we started, step aside so
-        that the next command starts a daemon with the new settings. A client whose own
-        environment differs (say TSM_TOP_K=3) just searches in-process."""
+    def same_settings(self, fingerprint: object) -> bool:
+        """Whether a client would search with this daemon's settings. If not, and tsm.toml
+        changed since we started, step aside so that the next command starts a daemon with
+        the new settings; a client whose own environment differs (say TSM_TOP_K=3) just
+        searches in-process."""
+        if fingerprint == self.fingerprint:
+            return True
         from ..config import load
 
         try:
@@ -234,6 +241,7 @@ class Handlers:
         ):
             log.info("configuration changed on disk; exiting so a fresh daemon picks it up")
             threading.Timer(0.05, self.server.shutdown).start()
+        return False
 
     # -- ops ------------------------------------------------------------------------------
     def op_ping(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -246,50 +254,24 @@ class Handlers:
         }
 
     def op_search(self, args: dict[str, Any]) -> dict[str, Any]:
-        """`flags` are build_query's keyword arguments; with `render` ("json" or "human") the
-        reply carries the finished text, so the client only prints it."""
-        from ..render import json_format
+        """A SearchRequest in its wire form; the reply is the contract's JSON of the result."""
+        from ..render.json_format import search_to_dict
 
-        flags = arguments.search_flags(args)
-        now = arguments.moment(args, "now")
-        render = args.get("render")
-        if render in ("json", "human"):
-            return {"rendered": self._search_rendered(flags, now, render)}
-        return {"result": json_format.search_to_dict(self._search(flags, now))}
+        return search_to_dict(self._search(SearchRequest.from_wire(args.get("request"))))
 
-    def _search(self, flags: dict[str, Any], now: dt.datetime, count: bool = True) -> SearchResult:
-        from ..backend import LocalBackend
-        from ..search.query import build_query
-
-        query = build_query(
-            flags.get("text"), today=now.date(), **{k: v for k, v in flags.items() if k != "text"}
-        )
-        with self.reader() as conn:
-            backend = LocalBackend(
-                self.settings,
-                now=now,
-                conn=conn,
-                embedder=cast("Embedder | None", self.embedders.query),
-            )
-            result = backend.search(query)
-        self.searches += count
+    def _search(self, request: SearchRequest) -> SearchResult:
+        with self.local() as knowledge:
+            result = knowledge.search(request)
+        self.searches += 1
         return result
 
-    def _search_rendered(self, flags: dict[str, Any], now: dt.datetime, render: str) -> str:
-        from ..render import human_format, json_format
-
-        result = self._search(flags, now)
-        if render == "json":
-            return json_format.dumps(json_format.search_to_dict(result))
-        return human_format.search_text(result)
-
     def op_cli(self, args: dict[str, Any]) -> dict[str, Any] | None:
-        """A whole `tsm search` command line from the thin client (cli/entry.py), run by the
-        CLI's own parser and search code; the reply is its stdout, stderr and exit code.
-        None (the client then runs the full CLI) for anything but a search, or a client
-        whose environment or tsm.toml gives other settings than this daemon's."""
-        from ..cli import main as cli_main
+        """A whole `tsm search` command line from the thin client (cli/entry.py), parsed by
+        the core's search grammar and answered as the CLI would: its stdout, stderr and exit
+        code. None (the client then runs the full CLI) for anything but a search, or a
+        client whose environment or tsm.toml gives other settings than this daemon's."""
         from ..config import load
+        from .forwarded import answer
 
         argv, env, cwd = args.get("argv"), args.get("env"), args.get("cwd")
         if not (
@@ -299,31 +281,14 @@ class Handlers:
             and isinstance(cwd, str)
         ):
             raise UserError("cli args must hold argv (strings), env (object) and cwd")
+        environ = {str(k): str(v) for k, v in env.items()}
         try:
-            settings = load(Path(cwd), {str(k): str(v) for k, v in env.items()})
+            settings = load(Path(cwd), environ)
         except TsmError:
             return None  # the full CLI reports the config error itself
-        if settings_fingerprint(settings) != self.fingerprint:
-            self._exit_if_config_changed()
+        if not self.same_settings(settings_fingerprint(settings)):
             return None
-
-        def parse(words: list[str]) -> Any:
-            with self._parser_lock:  # argparse does not promise thread safety
-                if self._parser is None:
-                    self._parser = cli_main.build_parser()
-                return self._parser.parse_args(words)
-
-        ran = cli_main.run_forwarded(
-            parse,
-            argv,
-            environ=env,
-            tty=bool(args.get("tty")),
-            settings=settings,
-            render=self._search_rendered,
-        )
-        if ran is None:
-            return None
-        return {"stdout": ran[0], "stderr": ran[1], "exit": ran[2]}
+        return answer(argv, environ, bool(args.get("tty")), self._search)
 
     def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
         from ..indexing import index_paths
@@ -333,8 +298,9 @@ class Handlers:
         report = self.writer.submit(
             f"index {len(paths) or 'all'} paths",
             lambda conn: index_paths(self.settings, conn, paths, embedder=None),
+            quiet=no_embed,  # otherwise the writer wakes the backfill for what this wrote
         ).result()
-        if not no_embed:
+        if not no_embed:  # also for chunks left without a vector by an earlier --no-embed
             self.backfill.wake()
         return self._report(asdict(report))
 
@@ -353,30 +319,27 @@ class Handlers:
         return data
 
     def op_reindex(self, args: dict[str, Any]) -> dict[str, Any]:
-        from .writer import drop_vectors, fts_batches, rebuild_fts
-
+        """The core's reindex jobs (core/reindex.py) queued on the writer: this returns at
+        once and searches go on while they run."""
         target = args.get("target")
-        if target not in ("all", "fts", "vectors"):
-            raise UserError(f"unknown reindex target {target!r}", "use all, fts or vectors")
-        out: dict[str, Any] = {"target": target, "background": True}
+        report = ReindexReport(check_target(str(target)), background=True)
         if target in ("all", "fts"):
             batches = self.writer.submit("plan fts", fts_batches).result()
             for i, ids in enumerate(batches):
                 self.writer.submit(
                     f"reindex fts {i + 1}/{len(batches)}", rebuild_fts(self.settings, ids)
                 )
-            out["fts_documents"] = sum(len(b) for b in batches)
+            report.fts_documents = sum(len(b) for b in batches)
         if target in ("all", "vectors"):
-            out["vectors_dropped"] = self.writer.submit("drop vectors", drop_vectors).result()
+            report.vectors_dropped = self.writer.submit("drop vectors", drop_vectors).result()
             self.backfill.wake()
-        return out
+        return asdict(report)
 
     def op_status(self, args: dict[str, Any]) -> dict[str, Any]:
-        from ..backend import LocalBackend
-
-        with self.reader() as conn:
-            status = LocalBackend(self.settings, conn=conn).status()
-        return status | self.daemon_sections(status.get("chunks_without_vectors"))
+        with self.local() as knowledge:
+            status = knowledge.status()
+        missing = status.index.chunks_without_vectors
+        return replace(status, services=self.daemon_sections(missing)).as_json()
 
     def daemon_sections(self, missing: int | None) -> dict[str, Any]:
         return {
@@ -400,11 +363,9 @@ class Handlers:
         }
 
     def op_doctor(self, args: dict[str, Any]) -> dict[str, Any]:
-        from .doctor import diagnose
-
         daemon = {"state": "running", "pid": os.getpid(), "socket": str(self.server.state.socket)}
-        with self.reader() as conn:
-            return diagnose(self.settings, daemon, self.embedders.status(), conn)
+        with self.local() as knowledge:
+            return knowledge.doctor(daemon, self.embedders.status())
 
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         threading.Timer(0.05, self.server.shutdown).start()  # after the reply is sent

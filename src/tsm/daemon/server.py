@@ -9,7 +9,6 @@ any socket or PID file left behind is stale and removes it.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import signal
@@ -20,16 +19,16 @@ import time
 from pathlib import Path
 from typing import IO, Any, cast
 
+from ..client import protocol
+from ..client.lifecycle import acquire_lock
+from ..client.peer import foreign_uid
 from ..config import Settings
 from ..logfile import private_log_handler
-from ..statedir import open_private, private_dir, private_umask, write_private
+from ..statedir import private_umask, write_private
 from ..workspace import StatePaths
-from . import protocol
-from .peer import foreign_uid
 
 log = logging.getLogger("tsm.daemon")
 IDLE_CONNECTION_SECONDS = 60.0  # a client that sends nothing for this long is dropped
-LOCK_NAME = "tsmd.lock"
 SWITCH_INTERVAL = 0.001  # seconds; Python's default is 0.005
 
 
@@ -43,21 +42,6 @@ def setup_logging(state: StatePaths) -> IO[Any]:
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if os.environ.get("TSM_DEBUG") == "1" else logging.INFO)
     return cast(IO[Any], handler.stream)
-
-
-def acquire_lock(state: StatePaths) -> int | None:
-    """The instance lock's fd, or None when another daemon holds it."""
-    fd = open_private(private_dir(state.root) / LOCK_NAME, os.O_RDWR | os.O_CREAT)
-    deadline = time.monotonic() + 2.0  # a client probing the lock holds it for microseconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except OSError:
-            if time.monotonic() > deadline:
-                os.close(fd)
-                return None
-            time.sleep(0.05)
 
 
 def remove_stale(state: StatePaths) -> list[str]:

@@ -1,21 +1,22 @@
-"""What each MCP tool does, with no MCP SDK in sight: one LocalBackend call per tool, the
-result as the CLI's JSON (the structured content) plus a short text for clients that show
-a model only the text. Errors stay TsmError; server.py turns them into tool errors."""
+"""What each MCP tool does, with no MCP SDK in sight: one call on the core per tool (through
+the daemon when one runs, so one resident process holds the model and the vectors), the
+result as the CLI's JSON (the structured content) plus a short text for clients that show a
+model only the text. Errors stay TsmError; server.py turns them into tool errors."""
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..backend import LocalBackend
+from ..client.connect import Client, connect
 from ..config import Settings
+from ..core.request import from_tool_arguments
 from ..errors import UserError
 from ..search.query import TYPES
 from .excerpt import DEFAULT_MAX_CHARS, by_lines, section_lines, split_lines
@@ -32,70 +33,36 @@ class Reply:
     text: str
 
 
-def now() -> dt.datetime:
-    """TSM_NOW when set (tests and reproducible runs), as the CLI reads it; else the clock."""
-    from ..cli.search import today
-
-    return today()
-
-
 class Tools:
-    """One backend for the life of the server, so the model and the vector matrix stay warm.
+    """One client of the core for the life of the server: it asks the daemon when one runs
+    (started on demand, as a search does, when `daemon.autostart` is on and the index
+    exists), so the model and the vector matrix stay warm in one process; without a daemon
+    the core runs here and stays warm itself.
 
-    Every backend call runs on one dedicated thread, in order. The backend owns one SQLite
+    Every call runs on one dedicated thread, in order. The in-process core owns one SQLite
     connection and loads its embedder lazily, neither safe to share between the SDK's
     worker threads; and the first search on a thread that never searched costs 30-80 ms
     more (measured at 10,000 notes), so warming up on a thread the next search may not use
     would leave the first real search cold."""
 
-    def __init__(self, settings: Settings, backend: LocalBackend | None = None) -> None:
+    def __init__(self, settings: Settings, client: Client | None = None) -> None:
         self.settings = settings
-        # A fixed TSM_NOW must reach recency scoring too, or results differ from the CLI's.
-        fixed = now() if os.environ.get("TSM_NOW") else None
-        self.backend = backend or LocalBackend(settings, now=fixed)
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsm-backend")
+        autostart = bool(settings.get("daemon.autostart")) and settings.db_path.exists()
+        self.client = client or connect(settings, autostart=autostart)
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsm-core")
         self._started = time.time()
         self.warmup_ms: float | None = None
         self.transport = "stdio"
 
     # -- tools ----------------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int | None = None,
-        mode: str = "hybrid",
-        fallback: str = "error",
-        paths: Sequence[str] = (),
-        tags: Sequence[str] = (),
-        types: Sequence[str] = (),
-        after: str | None = None,
-        before: str | None = None,
-        recent: str | None = None,
-        year: str | None = None,
-        include_content: int = 0,
-    ) -> Reply:
-        """Exactly `tsm search -f json`: same query parsing, same serialiser."""
+    def search(self, query: str, **arguments: Any) -> Reply:
+        """Exactly `tsm search -f json`: the same request, core and serialiser; the
+        arguments are named as SearchRequest's fields (core/request.py)."""
         from ..render.human_format import search_text
         from ..render.json_format import search_to_dict
-        from ..search.query import build_query
 
-        parsed = build_query(
-            query,
-            today=now().date(),
-            mode=mode,
-            fallback=fallback,
-            top_k=top_k if top_k is not None else self.settings.get("search.top_k"),
-            after=after,
-            before=before,
-            recent=recent,
-            year=year,
-            paths=paths,
-            tags=tags,
-            types=types,
-            include_content=include_content,
-        )
-        result = self._run(lambda: self.backend.search(parsed))
+        request = from_tool_arguments(query, **arguments)
+        result = self._run(lambda: self.client.search(request))
         return Reply(search_to_dict(result), search_text(result))
 
     def get(
@@ -116,7 +83,8 @@ class Tools:
             )
         if section is not None and (start_line is not None or end_line is not None):
             raise UserError("give either section or start_line/end_line, not both")
-        doc = self._run(lambda: self.backend.get(str(doc_id) if doc_id is not None else str(path)))
+        ref = str(doc_id) if doc_id is not None else str(path)
+        doc = self._run(lambda: self.client.get(ref)).as_json()
         text: str = doc.pop("text")
         if section is None:
             excerpt = by_lines(text, start_line, end_line, max_chars)
@@ -152,7 +120,7 @@ class Tools:
             raise UserError(f"unknown type {type_!r}", "use " + ", ".join(TYPES))
         if limit < 1 or offset < 0:
             raise UserError("limit must be >= 1 and offset >= 0")
-        docs = self._run(lambda: self.backend.list_documents(type_))
+        docs = [d.as_json() for d in self._run(lambda: self.client.list_documents(type_))]
         if path_prefix:
             prefix = path_prefix.removeprefix("./").rstrip("/")
             docs = [d for d in docs if d["path"] == prefix or d["path"].startswith(prefix + "/")]
@@ -171,7 +139,7 @@ class Tools:
 
         if limit < 1:
             raise UserError("limit must be >= 1")
-        tags = self._run(self.backend.tags)
+        tags = [t.as_json() for t in self._run(self.client.tags)]
         data = {"tags": tags[:limit], "total": len(tags), "returned": min(limit, len(tags))}
         return Reply(data, f"{len(tags)} tags\n" + table(tags[:limit], ("name", "count")))
 
@@ -179,11 +147,14 @@ class Tools:
         """`tsm status`'s index part, plus this server's own state."""
         from ..render.human_format import mapping
 
-        data = self._run(self.backend.status)
+        data = self._run(self.client.status).as_json()
         data["server"] = {
             "pid": os.getpid(),
             "transport": self.transport,
             "warm": self.warmup_ms is not None,
+            "through_daemon": self.client.remote,
+            # Whether this process loaded an embedding model (never, while a daemon answers).
+            "model_loaded": self.client.model_loaded,
             "warmup_ms": self.warmup_ms,
             "uptime_s": round(time.time() - self._started, 1),
         }
@@ -191,33 +162,29 @@ class Tools:
 
     # -- lifecycle ------------------------------------------------------------------------
     def _run(self, operation: Callable[[], T]) -> T:
-        """Run on the backend thread and wait; exceptions propagate to the caller."""
+        """Run on the core's thread and wait; exceptions propagate to the caller."""
         return self._thread.submit(operation).result()
 
     def warm_up(self) -> Future[None]:
-        """Queue one throw-away search so the model, tokenizer, vector matrix and the backend
+        """Queue one throw-away search so the model, tokenizer, vector matrix and the core's
         thread are ready before the client's first question, which queues behind it."""
         return self._thread.submit(self._warm_up)
 
     def _warm_up(self) -> None:
-        from ..search.query import WARM_UP_QUERY, build_query
-
         started = time.perf_counter()
         try:
             if not self.settings.db_path.exists():
                 log.warning("no index at %s yet; run `tsm index`", self.settings.db_path)
                 return
-            self.backend.search(
-                build_query(WARM_UP_QUERY, today=now().date(), top_k=1, fallback="fts-only")
-            )
+            self.client.warm_up()
         except Exception:  # warm-up is an optimisation: the real search reports errors
-            log.warning("warm-up search failed", exc_info=True)
+            log.warning("warm-up failed", exc_info=True)
         finally:
             self.warmup_ms = round((time.perf_counter() - started) * 1000, 1)
             log.info("warm-up took %.0f ms", self.warmup_ms)
 
     def close(self) -> None:
-        self._thread.submit(self.backend.close).result()
+        self._thread.submit(self.client.close).result()
         self._thread.shutdown()
 
 

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..errors import TsmError
-from ..models import Hit, SearchResult
+from ..models import Hit, Related, ScoreBreakdown, SearchResult, Source
 
 
 def hit_to_dict(hit: Hit) -> dict[str, Any]:
@@ -41,6 +41,36 @@ def search_to_dict(result: SearchResult) -> dict[str, Any]:
         "filters": result.filters,
         "warnings": list(result.warnings),
     }
+
+
+def search_from_dict(data: dict[str, Any]) -> SearchResult:
+    """The inverse of search_to_dict: the daemon's reply back into the core's dataclasses,
+    so a search answered by the daemon renders exactly as one run in-process."""
+    return SearchResult(
+        query=data["query"],
+        results=tuple(_hit_from_dict(h) for h in data["results"]),
+        total_matches=data["total_matches"],
+        mode=data["mode"],
+        took_ms=data["took_ms"],
+        filters=data.get("filters") or {},
+        warnings=tuple(data.get("warnings") or ()),
+    )
+
+
+def _hit_from_dict(data: dict[str, Any]) -> Hit:
+    source = dict(data["source"])
+    source["tags"] = tuple(source.get("tags") or ())
+    return Hit(
+        chunk_id=data["chunk_id"],
+        score=data["score"],
+        score_breakdown=ScoreBreakdown(**data["score_breakdown"]),
+        text=data["text"],
+        source=Source(**source),
+        section=data["section"],
+        snippet=data["snippet"],
+        related=tuple(Related(**r) for r in data.get("related") or ()),
+        content=data.get("content"),
+    )
 
 
 # Characters json.dumps(ensure_ascii=False) leaves raw that a terminal may obey (DEL, C1

@@ -177,3 +177,45 @@ def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:
             (doc_id, old[0]),
         )
     return True
+
+
+def document_ids(conn: sqlite3.Connection) -> list[int]:
+    return [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
+
+
+@dataclass(frozen=True)
+class KeywordSource:
+    """What a document's keyword rows are made of (stored text, not the file)."""
+
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    chunks: tuple[tuple[int, str, str], ...]  # (chunk id, section, text)
+
+
+def keyword_source(conn: sqlite3.Connection, doc_id: int) -> KeywordSource | None:
+    """None when the document is gone."""
+    doc = conn.execute("SELECT title, aliases FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    if doc is None:
+        return None
+    tags = conn.execute("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,))
+    chunks = conn.execute("SELECT id, section, text FROM chunks WHERE document_id = ?", (doc_id,))
+    return KeywordSource(
+        doc[0],
+        tuple(json.loads(doc[1] or "[]")),
+        tuple(r[0] for r in tags),
+        tuple((r[0], r[1], r[2]) for r in chunks),
+    )
+
+
+def replace_keyword_rows(
+    conn: sqlite3.Connection, doc_id: int, rows: Sequence[tuple[int, str, str, str, str]]
+) -> None:
+    """Swap a document's FTS rows for `rows` of (chunk id, title, section, body, tags)."""
+    conn.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
+        (doc_id,),
+    )
+    conn.executemany(
+        "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)", rows
+    )

@@ -152,3 +152,10 @@ def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
 
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def drop_all(conn: sqlite3.Connection) -> int:
+    """Forget every vector of every model; returns how many there were."""
+    count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+    drop_model(conn, None)
+    return count

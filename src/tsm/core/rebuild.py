@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 from ..config import Settings
 from ..errors import StorageFailure, TsmError, UserError
@@ -27,16 +27,15 @@ from ..store.connect import Transaction
 BUILD_SUFFIX = ".rebuild"  # the new DB while it is built: <db>.rebuild
 
 
-def plan(settings: Settings) -> dict[str, Any]:
-    """What `rebuild --apply` would do (the dry run)."""
-    from .client import daemon_state
-
+def plan(settings: Settings, daemon_state: str) -> dict[str, Any]:
+    """What `rebuild --apply` would do (the dry run); `daemon_state` as client.lifecycle
+    reports it."""
     db = settings.db_path
     return {
         "apply": False,
         "db_path": str(db),
         "exists": db.exists(),
-        "daemon": daemon_state(settings)["state"],
+        "daemon": daemon_state,
         "steps": [
             "stop the daemon if it runs (searches restart it afterwards)",
             f"build a new index in {db.name}{BUILD_SUFFIX} beside the old one, from your "
@@ -53,15 +52,13 @@ def build_path(db: Path) -> Path:
     return db.with_name(db.name + BUILD_SUFFIX)
 
 
-def rebuild(settings: Settings, progress: Progress | None) -> dict[str, Any]:
+def rebuild(settings: Settings, progress: Progress | None, daemon: DaemonControl) -> dict[str, Any]:
     """Rebuild, swap, embed. On any failure before the swap the old DB is as it was and the
     error (a TsmError) says so, with `details["backup"]` naming where the old index is."""
-    from .client import stop
-
-    stopped = stop(settings)
+    stopped = daemon.stop()
     db = settings.db_path
     new = build_path(db)
-    with _instance_lock(settings), _terminate_as_interrupt():
+    with _exclusive(daemon), _terminate_as_interrupt():
         backup: Path | None = None
         swapped = False
         try:
@@ -92,20 +89,20 @@ def rebuild(settings: Settings, progress: Progress | None) -> dict[str, Any]:
 
 
 def _build(settings: Settings, new: Path, progress: Progress | None) -> dict[str, Any]:
-    from ..backend import LocalBackend
+    from .knowledge import LocalKnowledge
 
     _remove_db_files(new)  # left by a rebuild that was killed: we hold the lock
     old = settings.db_path if settings.db_path.exists() else None
     known, old_problem = _known_sessions(old) if old else ([], None)
-    backend = LocalBackend(dataclasses.replace(settings, db_path=new))
+    local = LocalKnowledge(dataclasses.replace(settings, db_path=new))
     try:
-        report = backend.index(embed=False, progress=progress)
-        conn = backend.conn()
-        sessions = _restore_sessions(backend.settings, conn, known, old, report)
+        report = local.index(embed=False, progress=progress)
+        conn = local.conn()
+        sessions = _restore_sessions(local.settings, conn, known, old, report)
         reused = _reuse_vectors(conn, old) if old and not old_problem else 0
         conn.execute("PRAGMA journal_mode=DELETE")  # fold the WAL in: one file to rename
     finally:
-        backend.close()
+        local.close()
     warnings = list(report.warnings)
     if old_problem:
         warnings.append(
@@ -278,12 +275,12 @@ def _release_wal(db: Path) -> None:
 def _embed(settings: Settings, warnings: list[str], progress: Progress | None) -> int:
     """Embed what the old index had no vector for, in the swapped-in index; a failure here
     loses nothing (keyword search works, `tsm index` embeds the rest later)."""
-    from ..backend import LocalBackend
     from ..store.failures import translate
+    from .knowledge import LocalKnowledge
 
-    backend = LocalBackend(settings)
+    local = LocalKnowledge(settings)
     try:
-        return int(backend.embed_pending(progress))
+        return int(local.embed_pending(progress))
     except Exception as exc:
         error = exc if isinstance(exc, TsmError) else translate(exc, settings.db_path)
         if error is None:
@@ -294,7 +291,7 @@ def _embed(settings: Settings, warnings: list[str], progress: Progress | None) -
         )
         return 0
     finally:
-        backend.close()
+        local.close()
 
 
 def _failed(exc: BaseException, db: Path, new: Path) -> TsmError:
@@ -316,13 +313,18 @@ def _failed(exc: BaseException, db: Path, new: Path) -> TsmError:
     return error
 
 
-@contextmanager
-def _instance_lock(settings: Settings) -> Iterator[None]:
-    """Hold the daemon's instance lock: no daemon starts on the old DB while we swap it."""
-    from ..workspace import StatePaths
-    from .server import acquire_lock
+class DaemonControl(Protocol):
+    """What a rebuild needs of the daemon's lifecycle (client/lifecycle.py provides it)."""
 
-    fd = acquire_lock(StatePaths(settings.state_dir))
+    def stop(self) -> dict[str, Any]: ...
+
+    def acquire_lock(self) -> int | None: ...
+
+
+@contextmanager
+def _exclusive(daemon: DaemonControl) -> Iterator[None]:
+    """Hold the daemon's instance lock: no daemon starts on the old DB while we swap it."""
+    fd = daemon.acquire_lock()
     if fd is None:
         raise StorageFailure(
             "a daemon started while the rebuild began",

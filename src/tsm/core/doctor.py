@@ -1,5 +1,5 @@
 """`tsm doctor`: checks of the index, the daemon, the embedder and the paths, each with a
-concrete fix. Runs inside the daemon (which knows its workers) or in the CLI without one."""
+concrete fix. Runs inside the daemon (which knows its workers) or in-process without one."""
 
 from __future__ import annotations
 
@@ -270,10 +270,10 @@ def _vectors(
 
 
 def _configured_model(settings: Settings) -> str | None:
-    from ..backend import _model_name_of
+    from .knowledge import model_name_of
 
     try:
-        return _model_name_of(settings.embedder)
+        return model_name_of(settings.embedder)
     except Exception:
         return None
 

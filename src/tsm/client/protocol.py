@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # importing typing costs the thin client (cli/entry.py) a
 if TYPE_CHECKING:
     from typing import Any
 
-VERSION = 1
+VERSION = 2  # 2: searches carry a SearchRequest (core/request.py)
 MAX_REQUEST_BYTES = 1 * 1024 * 1024  # a query, or a list of paths to index
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # `--include-content` can carry whole documents
 _HEADER = struct.Struct(">I")

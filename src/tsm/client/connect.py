@@ -1,0 +1,186 @@
+"""`connect()`: the Knowledge a caller should use. The daemon when one of ours answers (it
+holds the warm model and vectors, and is the only writer while it runs); the in-process
+core otherwise, or as soon as the daemon fails to answer. This is the one place that falls
+back: a daemon that is down, restarting or configured differently never makes a command
+fail."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import lifecycle
+from .remote import RemoteKnowledge, Unavailable
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..core.knowledge import LocalKnowledge, Status
+    from ..core.reindex import ReindexReport
+    from ..core.request import SearchRequest
+    from ..indexing import IndexReport, Progress
+    from ..models import SearchResult
+    from ..store.catalog import DocumentInfo, DocumentSummary, DocumentText, TagCount
+
+T = TypeVar("T")
+
+
+class Client:
+    """A Knowledge that asks the daemon and falls back to the in-process core.
+
+    `autostart`: start a daemon when none runs (searches do, when an index exists; the
+    first search waits at most AUTOSTART_WAIT for it and otherwise runs in-process).
+    Reads that need no model (list, tags, info, get) are always answered in-process: the
+    same SQLite file, without a round trip."""
+
+    def __init__(self, settings: Settings, *, autostart: bool = False) -> None:
+        self.settings = settings
+        self._autostart = autostart
+        self._remote: RemoteKnowledge | None = None
+        self._probed = False
+        self._local: LocalKnowledge | None = None
+        self.foreign_daemon = False  # another user's process holds our socket
+
+    # -- choosing -------------------------------------------------------------------------
+    def daemon(self) -> RemoteKnowledge | None:
+        """The daemon's Knowledge when one of ours answers (started first if asked)."""
+        if not self._probed:
+            self._probed = True
+            found = lifecycle.probe(self.settings)
+            self.foreign_daemon = found == "foreign"
+            if found == "ours" or (
+                found == "none"
+                and self._autostart
+                and _started(self.settings, lifecycle.AUTOSTART_WAIT)
+            ):
+                self._remote = RemoteKnowledge(self.settings)
+        return self._remote
+
+    def local(self) -> LocalKnowledge:
+        if self._local is None:
+            from ..core.knowledge import LocalKnowledge
+
+            self._local = LocalKnowledge(self.settings)
+        return self._local
+
+    def _either(
+        self, remote: Callable[[RemoteKnowledge], T], local: Callable[[LocalKnowledge], T]
+    ) -> T:
+        daemon = self.daemon()
+        if daemon is not None:
+            try:
+                return remote(daemon)
+            except Unavailable:  # down, restarting or configured otherwise: in-process
+                self._remote, self._probed, self._autostart = None, False, False
+        return local(self.local())
+
+    @property
+    def remote(self) -> bool:
+        """Whether the daemon answers this client's operations."""
+        return self.daemon() is not None
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether this process loaded an embedding model (the in-process core did)."""
+        return self._local is not None and self._local.model_loaded
+
+    # -- the operations -------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchResult:
+        return self._either(lambda k: k.search(request), lambda k: k.search(request))
+
+    def index(
+        self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None
+    ) -> IndexReport:
+        paths = list(paths)
+        from ..sources.files import storable
+
+        if not all(storable(str(p)) for p in paths):  # the protocol carries Unicode only
+            return self.local().index(paths, embed=embed, progress=progress)
+        return self._either(
+            lambda k: k.index(paths, embed=embed),
+            lambda k: k.index(paths, embed=embed, progress=progress),
+        )
+
+    def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport:
+        from ..sources.files import storable
+
+        # A missing file is reported by the in-process path, as is an undecodable name.
+        if not (path.is_file() and storable(str(path))):
+            return self.local().ingest_session(path, progress)
+        return self._either(
+            lambda k: k.ingest_session(path), lambda k: k.ingest_session(path, progress)
+        )
+
+    def reindex(self, target: str, progress: Progress | None = None) -> ReindexReport:
+        return self._either(lambda k: k.reindex(target), lambda k: k.reindex(target, progress))
+
+    def status(self) -> Status:
+        return self._either(lambda k: k.status(), self._local_status)
+
+    def doctor(self) -> dict[str, Any]:
+        return self._either(
+            lambda k: k.doctor(),
+            lambda k: k.doctor(lifecycle.daemon_state(self.settings), None),
+        )
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Stop the daemon, rebuild beside the old index, swap it in (core/rebuild.py)."""
+        from ..core import rebuild
+
+        return rebuild.rebuild(self.settings, progress, lifecycle.Lifecycle(self.settings))
+
+    def rebuild_plan(self) -> dict[str, Any]:
+        from ..core import rebuild
+
+        return rebuild.plan(self.settings, lifecycle.daemon_state(self.settings)["state"])
+
+    def init(self) -> dict[str, list[str]]:
+        return self.local().init()
+
+    def list_documents(self, type_: str | None = None) -> list[DocumentSummary]:
+        return self.local().list_documents(type_)
+
+    def tags(self) -> list[TagCount]:
+        return self.local().tags()
+
+    def info(self, ref: str) -> DocumentInfo:
+        return self.local().info(ref)
+
+    def get(self, ref: str) -> DocumentText:
+        return self.local().get(ref)
+
+    def warm_up(self) -> None:
+        """Make the next search answer warm: the daemon warms itself (starting it is enough);
+        in-process, load the model and vectors now."""
+        if self.daemon() is None:
+            self.local().warm_up()
+
+    def close(self) -> None:
+        if self._local is not None:
+            self._local.close()
+
+    def _local_status(self, local: LocalKnowledge) -> Status:
+        """The index's status, with the daemon's parts said plainly when none answers."""
+        status = local.status()
+        services = {
+            "daemon": lifecycle.daemon_state(self.settings),
+            "embedder": {"state": "not loaded (no daemon)", "model_spec": self.settings.embedder},
+            "watcher": {"state": "off (no daemon)"},
+            "queue": {
+                "writer_jobs": 0,
+                "chunks_without_vectors": status.index.chunks_without_vectors,
+            },
+        }
+        return replace(status, services=services)
+
+
+def _started(settings: Settings, wait: float) -> bool:
+    try:
+        return lifecycle.ensure_started(settings, wait)
+    except OSError:
+        return False
+
+
+def connect(settings: Settings, *, autostart: bool = False) -> Client:
+    return Client(settings, autostart=autostart)

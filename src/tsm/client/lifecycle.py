@@ -1,0 +1,226 @@
+"""The daemon's lifecycle seen from outside it: start on demand without races, stop, tell
+its state, and the instance lock a daemon holds for its whole life (and a rebuild takes so
+that no daemon starts on an index being swapped)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from .. import errors
+from ..statedir import append_private, logs_dir, open_private, private_dir
+from ..workspace import StatePaths
+from .remote import ForeignDaemon, Unavailable, call, connect
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+LOCK_NAME = "tsmd.lock"
+AUTOSTART_WAIT = 5.0  # after this, search in-process and let the daemon finish starting
+
+
+def acquire_lock(state: StatePaths) -> int | None:
+    """The instance lock's fd, or None when another daemon holds it."""
+    fd = open_private(private_dir(state.root) / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    deadline = time.monotonic() + 2.0  # a client probing the lock holds it for microseconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+
+
+class Lifecycle:
+    """One state dir's daemon, as a rebuild needs it (core/rebuild.DaemonControl)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def stop(self) -> dict[str, Any]:
+        return stop(self.settings)
+
+    def acquire_lock(self) -> int | None:
+        return acquire_lock(StatePaths(self.settings.state_dir))
+
+    def state(self) -> dict[str, Any]:
+        return daemon_state(self.settings)
+
+
+def probe(settings: Settings) -> str:
+    """ "ours" when a daemon of ours accepts connections on this state dir's socket,
+    "foreign" when another user's process holds it, else "none" (a bare connect, not a
+    ping: one round trip fewer on every search)."""
+    socket_path = StatePaths(settings.state_dir).socket
+    if not socket_path.exists():
+        return "none"
+    try:
+        connect(socket_path).close()
+        return "ours"
+    except ForeignDaemon:
+        return "foreign"
+    except Unavailable:  # a stale socket: its daemon died
+        return "none"
+
+
+def ensure_started(settings: Settings, wait: float) -> bool:
+    """Start a daemon unless one answers; True once it answers within `wait` seconds.
+
+    The spawn lock serialises starters (two hooks firing at once start one daemon); the
+    daemon's own instance lock (server.py) is the final guard against a second instance.
+    """
+    paths = StatePaths(settings.state_dir)
+    deadline = time.monotonic() + wait
+    fd = open_private(private_dir(paths.root) / "tsmd.spawn.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.02)
+        if _answers(paths):
+            return True
+        child = None
+        if daemon_state(settings)["state"] not in ("running", "starting"):
+            child = spawn(settings)
+        while time.monotonic() < deadline:
+            if _answers(paths):
+                return True
+            if child is not None and _exited(child):
+                return False  # it could not start (say a corrupt DB): no point waiting
+            time.sleep(0.02)
+        return False
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _exited(pid: int) -> bool:
+    """Whether our child `pid` has exited (and reap it)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
+
+
+def _answers(paths: StatePaths) -> bool:
+    try:
+        call(paths.socket, "ping", {}, None, 2.0)
+        return True
+    except (Unavailable, errors.TsmError):
+        return False
+
+
+def spawn(settings: Settings) -> int:
+    """Start `python -m tsm daemon` detached: its own session (a hook's deadline kills the
+    hook's process group, not the daemon), no inherited descriptors, output to the log dir."""
+    paths = StatePaths(settings.state_dir)
+    env = {
+        **os.environ,
+        "TSM_INDEX_ROOT": str(settings.index_root),
+        "TSM_STATE_DIR": str(settings.state_dir),
+        "TSM_DB_PATH": str(settings.db_path),
+    }
+    with append_private(logs_dir(paths.root) / "tsmd.stderr.log") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tsm", "daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            close_fds=True,
+            start_new_session=True,
+            env=env,
+            cwd=str(settings.index_root) if settings.index_root.is_dir() else "/",
+        )
+    return proc.pid
+
+
+def _lock_held(paths: StatePaths) -> bool:
+    """Whether a live daemon holds the instance lock (kept for its whole life)."""
+    lock = paths.root / LOCK_NAME
+    if not lock.exists():
+        return False
+    try:
+        fd = open_private(lock, os.O_RDWR)
+    except (OSError, errors.UnsafePath):
+        return False  # not a lock a daemon of ours could hold
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _read_pid(paths: StatePaths) -> int | None:
+    try:
+        return int(paths.pid.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def daemon_state(settings: Settings) -> dict[str, Any]:
+    """running | starting | unresponsive | stale | stopped, with the pid when known."""
+    paths = StatePaths(settings.state_dir)
+    pid = _read_pid(paths)
+    base = {"pid": pid, "socket": str(paths.socket)}
+    if paths.socket.exists():
+        try:
+            connect(paths.socket).close()
+        except ForeignDaemon as exc:
+            return base | {"state": "foreign", "warning": str(exc)}
+        except Unavailable:
+            pass
+        if _answers(paths):
+            return base | {"state": "running"}
+    if _lock_held(paths):
+        return base | {"state": "starting" if not paths.socket.exists() else "unresponsive"}
+    if pid is not None or paths.socket.exists():
+        return base | {"state": "stale"}
+    return base | {"state": "stopped"}
+
+
+def stop(settings: Settings, timeout: float = 15.0) -> dict[str, Any]:
+    """Ask the daemon to exit; SIGTERM, then SIGKILL, if it does not within `timeout`."""
+    paths = StatePaths(settings.state_dir)
+    before = daemon_state(settings)
+    if before["state"] == "foreign":  # not ours to stop, and its pid file not ours to trust
+        return {"stopped": False, "was": "foreign", "pid": None}
+    if before["state"] in ("stopped", "stale"):
+        if before["state"] == "stale":
+            for path in (paths.socket, paths.pid):
+                path.unlink(missing_ok=True)
+        return {"stopped": False, "was": before["state"], "pid": before["pid"]}
+    pid = before["pid"]
+    try:
+        call(paths.socket, "shutdown", {}, None, 5.0)
+    except (Unavailable, errors.TsmError):
+        if pid:
+            _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _lock_held(paths):
+        if time.monotonic() > deadline:
+            if pid:
+                _signal(pid, signal.SIGKILL)
+            time.sleep(0.2)
+            break
+        time.sleep(0.05)
+    return {"stopped": True, "was": before["state"], "pid": pid}
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

