@@ -1,6 +1,7 @@
 """The file watcher: changes under the index root (watchfiles), debounced, become writer jobs
 that index exactly the changed paths. A job looks at the files as they are when it runs, so
 a burst of creations and deletions ends in the right state whatever order events arrive in.
+The writer wakes the embedding backfill after each job that wrote chunks (daemon/writer.py).
 
 Events before the watches exist are lost: files edited while the daemon was stopped, or in
 the moment it starts. So once watching, it catches up with one incremental scan, as
@@ -12,7 +13,6 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -32,11 +32,10 @@ POLL_S, POLL_ROUNDS = 3.0, 20  # with a name watchfiles cannot decode: scan, ret
 class Watcher:
     """Runs watchfiles in a thread; `status()` reports what it has done."""
 
-    def __init__(self, settings: Settings, writer: Writer, after_index: Callable[[], None]) -> None:
+    def __init__(self, settings: Settings, writer: Writer) -> None:
         self.settings = settings
         self.root = settings.index_root
         self.writer = writer
-        self.after_index = after_index
         self.rules = IgnoreRules(self.root)
         self.state = "starting"
         self.detail: str | None = None
@@ -107,7 +106,6 @@ class Watcher:
                 self.writer.submit("watch: scan", self._catch_up).result()
             except Exception:  # the writer logged it; the next round tries again
                 pass
-            self.after_index()
             if self._stop.wait(POLL_S):
                 return
         self._catch_up_queued = False  # watching again: catch up once its watches exist
@@ -119,7 +117,6 @@ class Watcher:
         if not self._catch_up_queued:
             self._catch_up_queued = True
             self.writer.submit("watch: catch-up scan", self._catch_up)
-            self.after_index()
 
     def _interesting(self, change: Any, path: str) -> bool:
         """Cheap pre-filter: drop ignored paths (the state dir above all, or every DB write
@@ -159,7 +156,6 @@ class Watcher:
         self.paths_seen += len(paths)
         log.info("watcher: %d changed paths", len(paths))
         self.writer.submit(f"watch: {len(paths)} paths", lambda conn: self._index(conn, paths))
-        self.after_index()
 
     def _catch_up(self, conn: sqlite3.Connection) -> None:
         """What changed before the watches existed. Only for a root indexed before: a daemon

@@ -5,11 +5,12 @@ jobs so a watcher update or a `tsm index` gets its turn in between.
 
 The Backfill thread fills in vectors in the background: it reads chunks that lack one, has
 the embedding worker embed them (outside the writer), and hands the rows to the writer.
+The writer wakes it after every job that changed the database, whoever submitted the job
+(the watcher, `tsm index`, `ingest-session`, a reindex), so no caller has to remember to.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import sqlite3
@@ -34,6 +35,7 @@ JobFn = Callable[[sqlite3.Connection], Any]
 class _Job:
     label: str
     fn: JobFn
+    quiet: bool = False  # changes it makes do not call the `on_change` listeners
     future: Future[Any] = field(default_factory=Future)
 
 
@@ -46,13 +48,22 @@ class Writer:
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self.current: str | None = None
         self.done_jobs = 0
+        self._listeners: list[Callable[[], None]] = []
         self._thread = threading.Thread(target=self._run, name="tsm-writer", daemon=True)
         self._thread.start()
 
-    def submit(self, label: str, fn: JobFn) -> Future[Any]:
-        job = _Job(label, fn)
+    def submit(self, label: str, fn: JobFn, *, quiet: bool = False) -> Future[Any]:
+        """Queue `fn(write_conn)`. Unless `quiet`, the `on_change` listeners are called after
+        it if it changed any row (before its future resolves, so a caller that waits for it
+        finds the backfill already woken)."""
+        job = _Job(label, fn, quiet)
         self._jobs.put(job)
         return job.future
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call `listener()` (on the writer thread: keep it quick) after each job that
+        inserted, updated or deleted rows, whether or not it then failed."""
+        self._listeners.append(listener)
 
     def queue_length(self) -> int:
         return self._jobs.qsize()
@@ -70,18 +81,32 @@ class Writer:
                 continue
             self.current = job.label
             started = time.perf_counter()
+            changes = self.conn.total_changes
             try:
-                job.future.set_result(job.fn(self.conn))
+                result = job.fn(self.conn)
             except BaseException as exc:  # the job's caller sees it; the writer lives on
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 log.warning("job %s failed: %s: %s", job.label, type(exc).__name__, exc)
+                self._changed(job, changes)  # what it committed before failing stays
                 job.future.set_exception(exc)
+            else:
+                self._changed(job, changes)
+                job.future.set_result(result)
             finally:
                 self.current = None
                 self.done_jobs += 1
                 log.debug("job %s took %.0f ms", job.label, (time.perf_counter() - started) * 1000)
         self.conn.close()
+
+    def _changed(self, job: _Job, changes_before: int) -> None:
+        if job.quiet or self.conn.total_changes == changes_before:
+            return
+        for listener in self._listeners:
+            try:
+                listener()
+            except Exception:  # a listener's failure is not the job's
+                log.exception("writer listener failed after job %s", job.label)
 
 
 class Backfill:
@@ -108,6 +133,7 @@ class Backfill:
         self.batch_size = int(settings.get("embedding.batch_size"))
         self._thread = threading.Thread(target=self._run, name="tsm-backfill", daemon=True)
         self._thread.start()
+        writer.on_change(self.wake)  # every job that wrote chunks, whoever submitted it
         self.wake()
 
     def wake(self) -> None:
@@ -134,7 +160,7 @@ class Backfill:
                     continue
                 conn = conn or open_db(self.settings.db_path)
                 if not vectors.pending(conn, name, 1):
-                    self.writer.submit("drop orphan vectors", vectors_cleanup).result()
+                    self.writer.submit("drop orphan vectors", vectors_cleanup, quiet=True).result()
                     continue
                 embedder = self._embedder()
                 if embedder is None:
@@ -155,7 +181,7 @@ class Backfill:
         """Embed one batch; False when nothing is left."""
         batch = vectors.pending(conn, embedder.name, self.batch_size)
         if not batch:
-            self.writer.submit("drop orphan vectors", vectors_cleanup).result()
+            self.writer.submit("drop orphan vectors", vectors_cleanup, quiet=True).result()
             return False
         matrix = embedder.embed_documents([passage_text(p.title, p.section, p.text) for p in batch])
         name, dim = embedder.name, embedder.dim
@@ -167,7 +193,7 @@ class Backfill:
                 vectors.set_meta(wconn, "embedding_dim", str(dim))
                 vectors.store(wconn, name, rows)
 
-        self.writer.submit(f"store {len(rows)} vectors", store).result()
+        self.writer.submit(f"store {len(rows)} vectors", store, quiet=True).result()
         self.embedded += len(rows)
         return True
 
@@ -175,70 +201,3 @@ class Backfill:
 def vectors_cleanup(conn: sqlite3.Connection) -> int:
     with Transaction(conn):
         return vectors.drop_orphans(conn)
-
-
-def drop_vectors(conn: sqlite3.Connection) -> int:
-    """`tsm reindex vectors`: forget every vector; the backfill embeds them again."""
-    with Transaction(conn):
-        count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-        vectors.drop_model(conn, None)
-    return count
-
-
-def fts_batches(conn: sqlite3.Connection, batch: int = 100) -> list[list[int]]:
-    """Document ids in batches, for `tsm reindex fts` (one writer job per batch)."""
-    ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
-    return [ids[i : i + batch] for i in range(0, len(ids), batch)]
-
-
-def rebuild_fts(settings: Settings, doc_ids: list[int]) -> JobFn:
-    """A job that re-tokenizes the stored chunks of `doc_ids` into fresh FTS rows (e.g. after
-    a tokenizer or user-dictionary change); the files are not read again."""
-
-    def job(conn: sqlite3.Connection) -> int:
-        from ..text.tokenizer import compiled_user_dict, get_tokenizer
-
-        tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
-        rows = 0
-        with Transaction(conn):
-            for doc_id in doc_ids:
-                doc = conn.execute(
-                    "SELECT title, aliases FROM documents WHERE id = ?", (doc_id,)
-                ).fetchone()
-                if doc is None:  # deleted since the batches were planned
-                    continue
-                aliases = json.loads(doc[1] or "[]")
-                title_terms = tokenizer.index_text(doc[0] + " " + " ".join(aliases))
-                tags = [
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,)
-                    )
-                ]
-                fts_tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in tags)
-                chunks = conn.execute(
-                    "SELECT id, section, text FROM chunks WHERE document_id = ?", (doc_id,)
-                ).fetchall()
-                conn.execute(
-                    "DELETE FROM chunks_fts WHERE rowid IN "
-                    "(SELECT id FROM chunks WHERE document_id = ?)",
-                    (doc_id,),
-                )
-                conn.executemany(
-                    "INSERT INTO chunks_fts(rowid, title, section, body, tags) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    [
-                        (
-                            cid,
-                            title_terms,
-                            tokenizer.index_text(section),
-                            tokenizer.index_text(text),
-                            fts_tags,
-                        )
-                        for cid, section, text in chunks
-                    ],
-                )
-                rows += len(chunks)
-        return rows
-
-    return job
