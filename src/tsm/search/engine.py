@@ -16,6 +16,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
+from ..store.filters import filter_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
@@ -23,7 +24,7 @@ from .chunkmap import ChunkDocuments, chunk_documents
 from .coverage import TermCoverage
 from .entities import entity_documents
 from .fts import fts_hits, match_expression
-from .query import Filters, Query
+from .query import Query
 from .relevance import generic_similarity
 from .results import Candidate, build_hits, rank_candidates, select_fresh
 from .synonyms import expand, load_synonyms
@@ -54,34 +55,6 @@ class VectorSide:
     background: float | None = None
     generic: float | None = None
     doc_similarity: Callable[[int], float | None] = lambda doc_id: None
-
-
-def filter_sql(filters: Filters) -> tuple[str, list[object]]:
-    """A WHERE clause over `c` (chunks) and `d` (documents) and its parameters."""
-    clauses: list[str] = ["1"]
-    params: list[object] = []
-    date_expr = "COALESCE(c.chunk_date, d.doc_date)"
-    if filters.after:
-        clauses.append(f"{date_expr} >= ?")
-        params.append(filters.after.isoformat())
-    if filters.before:
-        clauses.append(f"{date_expr} <= ?")
-        params.append(filters.before.isoformat())
-    if filters.paths:
-        ors = []
-        for prefix in filters.paths:
-            ors.append("(d.path = ? OR substr(d.path, 1, ?) = ?)")
-            params += [prefix, len(prefix) + 1, prefix + "/"]
-        clauses.append("(" + " OR ".join(ors) + ")")
-    for tag in filters.tags:
-        clauses.append(
-            "d.id IN (SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
-        )
-        params += [tag, len(tag) + 1, tag + "/"]
-    if filters.types:
-        clauses.append(f"d.type IN ({','.join('?' * len(filters.types))})")
-        params += list(filters.types)
-    return " AND ".join(clauses), params
 
 
 def search(ctx: SearchContext, query: Query) -> SearchResult:

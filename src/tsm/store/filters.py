@@ -1,0 +1,50 @@
+"""The SQL of a search's filters: a WHERE clause over chunks `c` and documents `d`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class FilterSpec(Protocol):
+    """What filter_sql reads (search.query.Filters; store/ sits below search/)."""
+
+    @property
+    def after(self) -> dt.date | None: ...
+    @property
+    def before(self) -> dt.date | None: ...
+    @property
+    def paths(self) -> Sequence[str]: ...
+    @property
+    def tags(self) -> Sequence[str]: ...
+    @property
+    def types(self) -> Sequence[str]: ...
+
+
+def filter_sql(filters: FilterSpec) -> tuple[str, list[object]]:
+    """A WHERE clause over `c` (chunks) and `d` (documents) and its parameters."""
+    clauses: list[str] = ["1"]
+    params: list[object] = []
+    date_expr = "COALESCE(c.chunk_date, d.doc_date)"
+    if filters.after:
+        clauses.append(f"{date_expr} >= ?")
+        params.append(filters.after.isoformat())
+    if filters.before:
+        clauses.append(f"{date_expr} <= ?")
+        params.append(filters.before.isoformat())
+    if filters.paths:
+        ors = []
+        for prefix in filters.paths:
+            ors.append("(d.path = ? OR substr(d.path, 1, ?) = ?)")
+            params += [prefix, len(prefix) + 1, prefix + "/"]
+        clauses.append("(" + " OR ".join(ors) + ")")
+    for tag in filters.tags:
+        clauses.append(
+            "d.id IN (SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?)"
+        )
+        params += [tag, len(tag) + 1, tag + "/"]
+    if filters.types:
+        clauses.append(f"d.type IN ({','.join('?' * len(filters.types))})")
+        params += list(filters.types)
+    return " AND ".join(clauses), params
