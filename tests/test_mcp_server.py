@@ -187,6 +187,9 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
         ("sqlite", "--year", "2025", "--include-content", "1"): cli_json(
             index_env, "search", "sqlite", "--year", "2025", "--include-content", "1"
         ),
+        ("git", "--category", "research"): cli_json(
+            index_env, "search", "git", "--category", "research"
+        ),
     }
     cli_list = cli_json(index_env, "list")
     cli_tags = cli_json(index_env, "tags")
@@ -211,6 +214,7 @@ def test_stdio_lists_and_answers_every_tool(index_env: dict[str, str]) -> None:
             "year": 2025,
             "include_content": 1,
         },
+        ("git", "--category", "research"): {"query": "git", "category": "research"},
     }
 
     async def body(session: ClientSession) -> None:

@@ -144,6 +144,27 @@ def test_type_filter(dated_vault: Path, tsm: Any) -> None:
     }
 
 
+def test_category_filter(dated_vault: Path, tsm: Any) -> None:
+    """--category keeps the documents of the named categories (OR), whatever the case; the
+    flag is declared once (core/request.py) and reaches the daemon and MCP the same way."""
+    assert found(tsm, dated_vault, "git", "--category", "research") == {
+        p for p in ALL if p.startswith("research/")
+    }
+    both = found(tsm, dated_vault, "git notes", "--category", "Daily", "--category", "decisions")
+    assert both == {"daily/2026-03-15.md", "decisions/0001-use-sqlite.md"}
+    assert found(tsm, dated_vault, "git", "--category", "nowhere") == set()
+    result = tsm(
+        "search",
+        "git",
+        "--category",
+        "research",
+        "-f",
+        "json",
+        env={"TSM_INDEX_ROOT": str(dated_vault)},
+    )
+    assert result.json()["filters"]["category"] == ["research"]
+
+
 def test_status_penalty_and_tag_entity_in_breakdown(dated_vault: Path, tsm: Any) -> None:
     result = tsm(
         "search", "SQLite storage decision", "-f", "json", env={"TSM_INDEX_ROOT": str(dated_vault)}

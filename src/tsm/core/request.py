@@ -39,6 +39,7 @@ class SearchRequest:
     paths: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
     include_content: int = 0
     now: dt.datetime = field(default_factory=dt.datetime.now)
 
@@ -59,6 +60,7 @@ class SearchRequest:
             paths=self.paths,
             tags=self.tags,
             types=self.types,
+            categories=self.categories,
             include_content=self.include_content,
         )
 
@@ -96,7 +98,7 @@ class SearchRequest:
 
 
 _STRINGS = ("after", "before", "recent", "year")
-_LISTS = ("paths", "tags", "types")
+_LISTS = ("paths", "tags", "types", "categories")
 
 
 def _checked(name: str, value: object) -> Any:
@@ -164,6 +166,9 @@ def format_option() -> ArgumentParser:
         choices=("json", "human", "text"),
         default=None,
         help="output format (default: human on a terminal, json otherwise)",
+    )
+    parent.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="same as -f json"
     )
     return parent
 
@@ -233,6 +238,13 @@ def add_search_command(sub: Any, parent: argparse.ArgumentParser) -> argparse.Ar
         metavar="TYPE",
         help="markdown, pdf, text or session (repeatable)",
     )
+    p.add_argument(
+        "--category",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this category: a content dir's, else the top folder's (repeatable, OR)",
+    )
     return p
 
 
@@ -252,6 +264,7 @@ def from_arguments(args: argparse.Namespace, environ: Mapping[str, str]) -> Sear
         paths=tuple(args.path),
         tags=tuple(args.tag),
         types=tuple(args.type),
+        categories=tuple(args.category),
         include_content=args.include_content,
         now=clock(environ),
     )
@@ -272,7 +285,7 @@ def wants_json(argv: Sequence[str]) -> bool:
     for i, arg in enumerate(argv):
         if arg in ("-f", "--format") and i + 1 < len(argv):
             return argv[i + 1] == "json"
-        if arg in ("-fjson", "--format=json"):
+        if arg in ("-fjson", "--format=json", "--json"):
             return True
     return False
 

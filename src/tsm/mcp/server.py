@@ -173,6 +173,13 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
         year: Annotated[
             int | str | None, Field(description="Only documents dated in this year, e.g. 2025.")
         ] = None,
+        category: Annotated[
+            list[str] | str | None,
+            Field(
+                description="Only these categories (OR): a content dir's category, else the "
+                "top folder's name (daily, knowledge, session …), as in source.category."
+            ),
+        ] = None,
         include_content: Annotated[
             int, Field(ge=0, le=20, description="Add the whole document text to the top N results.")
         ] = 0,
@@ -186,6 +193,7 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
                 paths=_listed(path),
                 tags=_listed(tag),
                 types=_listed(type),
+                categories=_listed(category),
                 after=after,
                 before=before,
                 recent=recent,

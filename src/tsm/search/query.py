@@ -27,6 +27,7 @@ class Filters:
     tags: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     date_expression: str | None = None
+    categories: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -42,11 +43,15 @@ class Filters:
             out["tag"] = list(self.tags)
         if self.types:
             out["type"] = list(self.types)
+        if self.categories:
+            out["category"] = list(self.categories)
         return out
 
     @property
     def active(self) -> bool:
-        return bool(self.after or self.before or self.paths or self.tags or self.types)
+        return bool(
+            self.after or self.before or self.paths or self.tags or self.types or self.categories
+        )
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,7 @@ def build_query(
     paths: Sequence[str] = (),
     tags: Sequence[str] = (),
     types: Sequence[str] = (),
+    categories: Sequence[str] = (),
     include_content: int = 0,
 ) -> Query:
     """Validate flags and pull a temporal expression out of the text; explicit flags win."""
@@ -127,7 +133,10 @@ def build_query(
         if kind not in TYPES:
             raise InvalidQuery(f"unknown --type {kind!r}", "use " + ", ".join(TYPES))
     clean_tags = tuple(t.strip().lstrip("#").lower() for t in tags if t.strip().lstrip("#"))
-    filters = Filters(start, end, clean_paths, clean_tags, clean_types, expression)
+    clean_categories = tuple(c.strip() for c in categories if c.strip())
+    filters = Filters(
+        start, end, clean_paths, clean_tags, clean_types, expression, clean_categories
+    )
     searched = remaining.strip() if extracted is not None and not explicit else original
     return Query(original, searched, top_k, mode, fallback, filters, include_content)
 

@@ -20,6 +20,8 @@ class FilterSpec(Protocol):
     def tags(self) -> Sequence[str]: ...
     @property
     def types(self) -> Sequence[str]: ...
+    @property
+    def categories(self) -> Sequence[str]: ...
 
 
 def filter_sql(filters: FilterSpec) -> tuple[str, list[object]]:
@@ -47,4 +49,8 @@ def filter_sql(filters: FilterSpec) -> tuple[str, list[object]]:
     if filters.types:
         clauses.append(f"d.type IN ({','.join('?' * len(filters.types))})")
         params += list(filters.types)
+    if filters.categories:
+        marks = ",".join("?" * len(filters.categories))  # Daily/ and --category daily agree
+        clauses.append(f"d.category COLLATE NOCASE IN ({marks})")
+        params += list(filters.categories)
     return " AND ".join(clauses), params
