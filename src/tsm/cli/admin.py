@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DaemonUnreachable
 from .runtime import emit, knowledge, load_settings
+
+if TYPE_CHECKING:
+    from ..core.doctor import DoctorReport
 
 START_WAIT = 30.0
 
@@ -58,14 +61,16 @@ def run_status(args: argparse.Namespace) -> int:
     status = client.status().as_json()
     if client.foreign_daemon:  # another user's process on our socket: said, then ignored
         print(f"tsm: warning: {status['daemon'].get('warning')}", file=sys.stderr)
-    emit(args, status, mapping(status))
+    from ..render.terminal import Terminal
+
+    emit(args, status, mapping(status, terminal=Terminal.detect()))
     return 0
 
 
 def run_doctor(args: argparse.Namespace) -> int:
     report = knowledge().doctor()
-    emit(args, report, doctor_text(report))
-    errors = report.get("error_count", 0)
+    emit(args, report.as_json(), doctor_text(report))
+    errors = report.error_count
     if not errors:
         return 0  # warnings alone are advice, not failures
     # Exit 2 (a system problem was found) so scripts and CI can tell; the report is on stdout.
@@ -81,19 +86,16 @@ def run_doctor(args: argparse.Namespace) -> int:
     return 2
 
 
-def doctor_text(report: dict[str, Any]) -> str:
+def doctor_text(report: DoctorReport) -> str:
     marks = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
     lines = []
-    for section in report["sections"]:
-        lines.append(f"{section['name']}:")
-        for entry in section["items"]:
-            lines.append(
-                f"  {marks.get(entry['status'], entry['status'])} {entry['name']}: "
-                f"{entry['message']}"
-            )
-            if entry.get("fix") and entry["status"] != "ok":
-                lines.append(f"        fix: {entry['fix']}")
-    count = report["issue_count"]
+    for section in report.sections:
+        lines.append(f"{section.name}:")
+        for check in section.checks:
+            lines.append(f"  {marks.get(check.status, check.status)} {check.name}: {check.message}")
+            if check.fix and check.status != "ok":
+                lines.append(f"        fix: {check.fix}")
+    count = report.issue_count
     lines.append("no issues found" if not count else f"{count} issue(s) found")
     return "\n".join(lines)
 

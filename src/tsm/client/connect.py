@@ -16,6 +16,7 @@ from .remote import RemoteKnowledge, Unavailable
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..core.doctor import DoctorReport
     from ..core.knowledge import LocalKnowledge, Status
     from ..core.reindex import ReindexReport
     from ..core.request import SearchRequest
@@ -118,7 +119,7 @@ class Client:
     def status(self) -> Status:
         return self._either(lambda k: k.status(), self._local_status)
 
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self) -> DoctorReport:
         return self._either(
             lambda k: k.doctor(),
             lambda k: k.doctor(lifecycle.daemon_state(self.settings), None),

@@ -18,6 +18,7 @@ from .peer import foreign_uid
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..core.doctor import DoctorReport
     from ..core.knowledge import Status
     from ..core.reindex import ReindexReport
     from ..core.request import SearchRequest
@@ -121,9 +122,10 @@ class RemoteKnowledge:
 
         return Status.from_json(self._call("status", {}, SEARCH_TIMEOUT))
 
-    def doctor(self) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("doctor", {}, SEARCH_TIMEOUT * 5)
-        return result
+    def doctor(self) -> DoctorReport:
+        from ..core.doctor import DoctorReport
+
+        return DoctorReport.from_json(self._call("doctor", {}, SEARCH_TIMEOUT * 5))
 
     def close(self) -> None:
         pass  # one connection per call

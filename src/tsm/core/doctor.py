@@ -5,21 +5,84 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from ..config import Settings
 from ..errors import TsmError
 from ..statedir import dir_problem
 
-Item = dict[str, Any]
+CheckStatus = Literal["ok", "warn", "error"]
 REBUILD_FIX = (
     "run `tsm rebuild --apply` (it builds a new index beside this one, which it keeps as a backup)"
 )
 
 
-def item(name: str, status: str, message: str, fix: str | None = None) -> Item:
-    return {"name": name, "status": status, "message": message, "fix": fix}
+@dataclass(frozen=True)
+class Check:
+    """One check's outcome: `fix` says what to do about a warning or an error (an "ok" check
+    may carry one too, as advice the human text leaves out)."""
+
+    name: str
+    status: CheckStatus
+    message: str
+    fix: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "message": self.message, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class DoctorSection:
+    """The checks of one part: database, daemon, embedder, vectors, paths, trust. A section
+    may have none (vectors, when there is no index or no model)."""
+
+    name: str
+    checks: tuple[Check, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "items": [c.as_json() for c in self.checks]}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """`tsm doctor`. `as_json()` is its public JSON (README: `sections[].items[]`,
+    `issue_count`, `error_count`), which `from_json` reads back after the daemon's socket."""
+
+    sections: tuple[DoctorSection, ...]
+
+    @property
+    def issue_count(self) -> int:
+        """Checks that are not ok (warnings and errors)."""
+        return sum(1 for s in self.sections for c in s.checks if c.status != "ok")
+
+    @property
+    def error_count(self) -> int:
+        return sum(1 for s in self.sections for c in s.checks if c.status == "error")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sections": [s.as_json() for s in self.sections],
+            "issue_count": self.issue_count,
+            "error_count": self.error_count,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DoctorReport:
+        return cls(
+            tuple(
+                DoctorSection(
+                    section["name"],
+                    tuple(
+                        Check(c["name"], cast(CheckStatus, c["status"]), c["message"], c.get("fix"))
+                        for c in section["items"]
+                    ),
+                )
+                for section in data["sections"]
+            )
+        )
 
 
 def diagnose(
@@ -27,23 +90,22 @@ def diagnose(
     daemon: dict[str, Any],
     embedder: dict[str, Any] | None,
     conn: sqlite3.Connection | None = None,
-) -> dict[str, Any]:
+) -> DoctorReport:
     """Run every check. `daemon` describes the daemon (running, stale pid …), `embedder` the
     daemon's embedding workers (None when no daemon runs)."""
-    sections: list[dict[str, Any]] = [
-        {"name": "database", "items": _database(settings, conn)},
-        {"name": "daemon", "items": _daemon(daemon)},
-        {"name": "embedder", "items": _embedder(settings, embedder)},
-        {"name": "vectors", "items": _vectors(settings, conn, embedder)},
-        {"name": "paths", "items": _paths(settings)},
-        {"name": "trust", "items": _trust(settings)},
-    ]
-    issues = sum(1 for s in sections for i in s["items"] if i["status"] != "ok")
-    errors = sum(1 for s in sections for i in s["items"] if i["status"] == "error")
-    return {"sections": sections, "issue_count": issues, "error_count": errors}
+    return DoctorReport(
+        (
+            DoctorSection("database", tuple(_database(settings, conn))),
+            DoctorSection("daemon", tuple(_daemon(daemon))),
+            DoctorSection("embedder", tuple(_embedder(settings, embedder))),
+            DoctorSection("vectors", tuple(_vectors(settings, conn, embedder))),
+            DoctorSection("paths", tuple(_paths(settings))),
+            DoctorSection("trust", tuple(_trust(settings))),
+        )
+    )
 
 
-def _leftover_rebuild(settings: Settings) -> list[Item]:
+def _leftover_rebuild(settings: Settings) -> list[Check]:
     """A rebuild killed before it could clean up leaves its half-built file."""
     from .rebuild import build_path
 
@@ -52,7 +114,7 @@ def _leftover_rebuild(settings: Settings) -> list[Item]:
         return []
     size = left.stat().st_size / 1e6
     return [
-        item(
+        Check(
             "interrupted rebuild",
             "warn",
             f"{left} ({size:.1f} MB) is left from a "
@@ -62,14 +124,14 @@ def _leftover_rebuild(settings: Settings) -> list[Item]:
     ]
 
 
-def _trust(settings: Settings) -> list[Item]:
+def _trust(settings: Settings) -> list[Check]:
     """README "Trust model": one warning when an untrusted tsm.toml had settings ignored."""
     if settings.trust_warning:
-        return [item("trust", "warn", settings.trust_warning)]  # it names the fix
+        return [Check("trust", "warn", settings.trust_warning)]  # it names the fix
     if settings.trusted:
-        return [item("trust", "ok", "index root trusted")]
+        return [Check("trust", "ok", "index root trusted")]
     return [
-        item(
+        Check(
             "trust",
             "ok",
             "index root not trusted: nothing in it needs trust, but the "
@@ -95,19 +157,19 @@ def _open(
         return None, exc.message
 
 
-def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]:
+def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Check]:
     from ..store import migrations
 
     if not settings.db_path.exists():
         return [
-            item(
+            Check(
                 "index", "error", f"no index at {settings.db_path}", "run `tsm index` to create it"
             )
         ]
     db, problem = _open(settings, conn)
     if db is None:
         return [
-            item("integrity", "error", problem or "cannot be opened", REBUILD_FIX),
+            Check("integrity", "error", problem or "cannot be opened", REBUILD_FIX),
             *_leftover_rebuild(settings),
         ]
     try:
@@ -118,7 +180,7 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]
         ).fetchone()
     except sqlite3.DatabaseError as exc:
         return [
-            item(
+            Check(
                 "integrity",
                 "error",
                 f"the index at {settings.db_path} cannot be read: {exc}",
@@ -126,15 +188,17 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]
             )
         ]
     items = [
-        item("integrity", "ok", "PRAGMA quick_check: ok")
+        Check("integrity", "ok", "PRAGMA quick_check: ok")
         if result == ["ok"]
-        else item("integrity", "error", "PRAGMA quick_check: " + "; ".join(result[:5]), REBUILD_FIX)
+        else Check(
+            "integrity", "error", "PRAGMA quick_check: " + "; ".join(result[:5]), REBUILD_FIX
+        )
     ]
     if version == migrations.LATEST:
-        items.append(item("schema", "ok", f"schema version {version}"))
+        items.append(Check("schema", "ok", f"schema version {version}"))
     else:
         items.append(
-            item(
+            Check(
                 "schema",
                 "error",
                 f"schema version {version}, this tsm expects {migrations.LATEST}",
@@ -142,7 +206,7 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]
             )
         )
     items.append(
-        item(
+        Check(
             "contents",
             "ok" if docs else "warn",
             f"{docs} documents, {chunks} chunks",
@@ -152,17 +216,17 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Item]
     return items + _leftover_rebuild(settings)
 
 
-def _daemon(daemon: dict[str, Any]) -> list[Item]:
+def _daemon(daemon: dict[str, Any]) -> list[Check]:
     state = daemon.get("state")
     if state == "running":
         return [
-            item(
+            Check(
                 "process", "ok", f"running, pid {daemon.get('pid')}, socket {daemon.get('socket')}"
             )
         ]
     if state == "stale":
         return [
-            item(
+            Check(
                 "process",
                 "warn",
                 f"stale pid file or socket (pid {daemon.get('pid')} is not a running daemon)",
@@ -171,7 +235,7 @@ def _daemon(daemon: dict[str, Any]) -> list[Item]:
         ]
     if state == "foreign":
         return [
-            item(
+            Check(
                 "process",
                 "warn",
                 str(daemon.get("warning")),
@@ -180,7 +244,7 @@ def _daemon(daemon: dict[str, Any]) -> list[Item]:
         ]
     if state == "unresponsive":
         return [
-            item(
+            Check(
                 "process",
                 "error",
                 f"pid {daemon.get('pid')} holds the lock but does not answer",
@@ -188,7 +252,7 @@ def _daemon(daemon: dict[str, Any]) -> list[Item]:
             )
         ]
     return [
-        item(
+        Check(
             "process",
             "ok",
             "not running; searches start it on demand "
@@ -197,11 +261,11 @@ def _daemon(daemon: dict[str, Any]) -> list[Item]:
     ]
 
 
-def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Item]:
+def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Check]:
     spec = settings.embedder
     if spec in ("none", ""):
         return [
-            item(
+            Check(
                 "model",
                 "warn",
                 "no embedding model configured: keyword search only",
@@ -209,29 +273,29 @@ def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Item]
             )
         ]
     if embedder is None:
-        return [item("model", "ok", f"{spec} (loaded by each command; the daemon keeps it warm)")]
+        return [Check("model", "ok", f"{spec} (loaded by each command; the daemon keeps it warm)")]
     items = []
     for worker in embedder.get("workers", []):
         name = f"{worker['role']} worker"
         if worker["state"] == "ready":
-            items.append(item(name, "ok", f"{worker.get('model')} ready, pid {worker['pid']}"))
+            items.append(Check(name, "ok", f"{worker.get('model')} ready, pid {worker['pid']}"))
         elif worker["state"] == "starting":
-            items.append(item(name, "ok", "loading the model"))
+            items.append(Check(name, "ok", "loading the model"))
         else:
             items.append(
-                item(
+                Check(
                     name,
                     "error",
                     f"{worker['state']}: {worker.get('detail')}",
                     "run `tsm restart`; until then use --fallback fts-only",
                 )
             )
-    return items or [item("model", "ok", f"{spec} (starts with the first search)")]
+    return items or [Check("model", "ok", f"{spec} (starts with the first search)")]
 
 
 def _vectors(
     settings: Settings, conn: sqlite3.Connection | None, embedder: dict[str, Any] | None
-) -> list[Item]:
+) -> list[Check]:
     from ..store import vectors
 
     db, _ = _open(settings, conn)
@@ -248,7 +312,7 @@ def _vectors(
         db.execute("SELECT COUNT(*) FROM embeddings WHERE model != ?", (model or "",)).fetchone()[0]
     )
     items = [
-        item(
+        Check(
             "coverage",
             "ok" if not missing else "warn",
             f"{total - missing} of {total} chunks have a vector from {model}",
@@ -259,7 +323,7 @@ def _vectors(
     ]
     if other:
         items.append(
-            item(
+            Check(
                 "stale",
                 "warn",
                 f"{other} vectors of another model are unused",
@@ -278,14 +342,14 @@ def _configured_model(settings: Settings) -> str | None:
         return None
 
 
-def _paths(settings: Settings) -> list[Item]:
+def _paths(settings: Settings) -> list[Check]:
     items = []
     root: Path = settings.index_root
     if root.is_dir() and os.access(root, os.R_OK | os.X_OK):
-        items.append(item("index root", "ok", str(root)))
+        items.append(Check("index root", "ok", str(root)))
     else:
         items.append(
-            item(
+            Check(
                 "index root",
                 "error",
                 f"{root} is not a readable folder",
@@ -297,7 +361,7 @@ def _paths(settings: Settings) -> list[Item]:
     unsafe = dir_problem(state)
     if unsafe:
         items.append(
-            item(
+            Check(
                 "state dir",
                 "error",
                 f"{state}: {unsafe}",
@@ -305,10 +369,10 @@ def _paths(settings: Settings) -> list[Item]:
             )
         )
     elif os.access(probe, os.W_OK):
-        items.append(item("state dir", "ok", f"{state} is writable"))
+        items.append(Check("state dir", "ok", f"{state} is writable"))
     else:
         items.append(
-            item(
+            Check(
                 "state dir",
                 "error",
                 f"{state} is not writable",

@@ -28,6 +28,7 @@ from .scaffolds import scaffolds
 
 if TYPE_CHECKING:
     from ..search.query import Query
+    from .doctor import DoctorReport
 
 
 class Knowledge(Protocol):
@@ -47,7 +48,7 @@ class Knowledge(Protocol):
 
     def status(self) -> Status: ...
 
-    def doctor(self) -> dict[str, Any]: ...
+    def doctor(self) -> DoctorReport: ...
 
     def close(self) -> None: ...
 
@@ -191,7 +192,7 @@ class LocalKnowledge:
 
     def doctor(
         self, daemon: dict[str, Any] | None = None, embedder: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    ) -> DoctorReport:
         """Every check; `daemon` and `embedder` describe the daemon and its model workers
         (None: not known here)."""
         from .doctor import diagnose

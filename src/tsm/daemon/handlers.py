@@ -288,7 +288,7 @@ class Handlers:
             return None  # the full CLI reports the config error itself
         if not self.same_settings(settings_fingerprint(settings)):
             return None
-        return answer(argv, environ, bool(args.get("tty")), self._search)
+        return answer(argv, environ, bool(args.get("tty")), self._search, str(settings.index_root))
 
     def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
         from ..indexing import index_paths
@@ -365,7 +365,7 @@ class Handlers:
     def op_doctor(self, args: dict[str, Any]) -> dict[str, Any]:
         daemon = {"state": "running", "pid": os.getpid(), "socket": str(self.server.state.socket)}
         with self.local() as knowledge:
-            return knowledge.doctor(daemon, self.embedders.status())
+            return knowledge.doctor(daemon, self.embedders.status()).as_json()
 
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         threading.Timer(0.05, self.server.shutdown).start()  # after the reply is sent
