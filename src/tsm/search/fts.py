@@ -7,6 +7,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ..store import keywords
+
 if TYPE_CHECKING:
     from .chunkmap import ChunkDocuments
 
@@ -36,63 +38,34 @@ def fts_hits(
     """Best chunk per document as (chunk_id, document_id, bm25), best first, and the number of
     matching documents. `where` filters on `c` (chunks) and `d` (documents); `chunk_docs`
     makes the count cheap when there is no filter."""
-    weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
     if where.strip() == "1":
-        rows = _unfiltered_hits(conn, expression, weights, limit)
+        rows = _unfiltered_hits(conn, expression, limit)
     else:
-        inner = f"""SELECT f.rowid AS cid, c.document_id AS did,
-                           bm25(chunks_fts, {weights}) AS s
-                    FROM chunks_fts f JOIN chunks c ON c.id = f.rowid
-                    JOIN documents d ON d.id = c.document_id
-                    WHERE chunks_fts MATCH ? AND ({where})"""
-        # MATERIALIZED: bm25() only works while the FTS query is evaluated, not in a
-        # flattened aggregate over it.
-        rows = conn.execute(
-            f"""WITH m AS MATERIALIZED ({inner})
-                SELECT cid, did, MIN(s) AS best FROM m GROUP BY did ORDER BY best, did
-                LIMIT ?""",
-            (expression, *params, limit),
-        ).fetchall()
+        rows = keywords.best_chunk_per_document(
+            conn, expression, COLUMN_WEIGHTS, where, params, limit
+        )
     if len(rows) < limit:
         total = len(rows)
     elif where.strip() == "1" and chunk_docs is not None:
-        total = chunk_docs().count_documents(
-            r[0]
-            for r in conn.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,)
-            )
-        )
+        total = chunk_docs().count_documents(keywords.matching_chunk_ids(conn, expression))
     else:  # counting needs no ranking
-        total = int(
-            conn.execute(
-                f"""SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f
-                JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id
-                WHERE chunks_fts MATCH ? AND ({where})""",
-                (expression, *params),
-            ).fetchone()[0]
-        )
+        total = keywords.count_matching_documents(conn, expression, where, params)
     # bm25() is negative (lower is better); expose positive scores.
-    return [(int(c), int(d), -float(s)) for c, d, s in rows], total
+    return [(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows], total
 
 
 def _unfiltered_hits(
-    conn: sqlite3.Connection, expression: str, weights: str, limit: int
-) -> list[tuple[int, int, float]]:
-    """Without filters FTS5 can keep just the best rows by rank (a heap, no join or sort of
-    every match); a document's chunks may repeat, so fetch more rows until `limit` docs."""
-    best: dict[int, tuple[int, int, float]] = {}
+    conn: sqlite3.Connection, expression: str, limit: int
+) -> list[keywords.KeywordMatch]:
+    """Without filters FTS5 can keep just the best rows by rank (store.keywords.best_chunks);
+    a document's chunks may repeat, so fetch more rows until `limit` docs."""
+    best: dict[int, keywords.KeywordMatch] = {}
     fetch = limit * 3
     while True:
-        rows = conn.execute(
-            """SELECT f.rowid, c.document_id, f.rank FROM (
-                   SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?
-                   AND rank MATCH ? ORDER BY rank LIMIT ?) f
-               JOIN chunks c ON c.id = f.rowid ORDER BY f.rank, c.document_id""",
-            (expression, f"bm25({weights})", fetch),
-        ).fetchall()
+        rows = keywords.best_chunks(conn, expression, COLUMN_WEIGHTS, fetch)
         best = {}
-        for cid, did, score in rows:
-            best.setdefault(did, (cid, did, score))
+        for row in rows:
+            best.setdefault(row.document_id, row)
         if len(best) >= limit or len(rows) < fetch:
             return list(best.values())[:limit]
         fetch *= 4

@@ -1,0 +1,94 @@
+"""The keyword index's statements: FTS5 matches over `chunks_fts` (one row per chunk, rowid =
+chunk id), ranked by bm25() with column weights. The ranking that uses them (which weights,
+when to filter, how to count) is search/fts.py's; what is here is how SQLite answers it fast.
+
+`expression` is an FTS5 MATCH expression (search.fts.match_expression quotes every term).
+`where` and `params` are a filter over `c` (chunks) and `d` (documents) from
+store.filters.filter_sql. `weights` are bm25()'s weights for (title, section, body, tags)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+
+class KeywordMatch(NamedTuple):
+    """A chunk that matches, with FTS5's rank: bm25() with the weights, negative, lower is
+    better. A NamedTuple, not a dataclass: a search reads up to a few hundred of them."""
+
+    chunk_id: int
+    document_id: int
+    rank: float
+
+
+def best_chunk_per_document(
+    conn: sqlite3.Connection,
+    expression: str,
+    weights: Sequence[float],
+    where: str,
+    params: Sequence[object],
+    limit: int,
+) -> list[KeywordMatch]:
+    """The best matching chunk of each document that passes the filter, best first (ties by
+    document id), at most `limit` documents."""
+    bm25 = _bm25_arguments(weights)
+    inner = f"""SELECT f.rowid AS cid, c.document_id AS did,
+                       bm25(chunks_fts, {bm25}) AS s
+                FROM chunks_fts f JOIN chunks c ON c.id = f.rowid
+                JOIN documents d ON d.id = c.document_id
+                WHERE chunks_fts MATCH ? AND ({where})"""
+    # MATERIALIZED: bm25() only works while the FTS query is evaluated, not in a
+    # flattened aggregate over it.
+    rows = conn.execute(
+        f"""WITH m AS MATERIALIZED ({inner})
+            SELECT cid, did, MIN(s) AS best FROM m GROUP BY did ORDER BY best, did
+            LIMIT ?""",
+        (expression, *params, limit),
+    )
+    return list(map(KeywordMatch._make, rows))
+
+
+def best_chunks(
+    conn: sqlite3.Connection, expression: str, weights: Sequence[float], limit: int
+) -> list[KeywordMatch]:
+    """The `limit` best matching chunks, unfiltered, best first (ties by document id); a
+    document may have several. FTS5 keeps just the best rows by rank (a heap, no join or sort
+    of every match): `rank MATCH` sets the weights, and the join with `chunks` comes after
+    the LIMIT."""
+    rows = conn.execute(
+        """SELECT f.rowid, c.document_id, f.rank FROM (
+               SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?
+               AND rank MATCH ? ORDER BY rank LIMIT ?) f
+           JOIN chunks c ON c.id = f.rowid ORDER BY f.rank, c.document_id""",
+        (expression, f"bm25({_bm25_arguments(weights)})", limit),
+    )
+    return list(map(KeywordMatch._make, rows))
+
+
+def matching_chunk_ids(conn: sqlite3.Connection, expression: str) -> Iterator[int]:
+    """The id of every matching chunk, unranked and unfiltered, read lazily: with the
+    in-memory chunk → document map (search/chunkmap.py) this counts the documents behind a
+    match without joining every match with `chunks`."""
+    rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,))
+    return (r[0] for r in rows)
+
+
+def count_matching_documents(
+    conn: sqlite3.Connection, expression: str, where: str, params: Sequence[object]
+) -> int:
+    """The number of documents with a matching chunk that passes the filter (counting needs
+    no ranking)."""
+    return int(
+        conn.execute(
+            f"""SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f
+            JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id
+            WHERE chunks_fts MATCH ? AND ({where})""",
+            (expression, *params),
+        ).fetchone()[0]
+    )
+
+
+def _bm25_arguments(weights: Sequence[float]) -> str:
+    """The weights as written after `bm25(chunks_fts, ` (e.g. `2.0, 1.5, 1.0, 2.0`)."""
+    return ", ".join(str(w) for w in weights)

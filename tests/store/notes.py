@@ -1,0 +1,59 @@
+"""Writing notes into a real temp index for the tests of store/ read functions: the store's
+own write_document, with the rows the indexing pipeline would give it."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from tsm.models import Chunk, Document, Link, Section
+from tsm.store.connect import Transaction
+from tsm.store.documents import ChunkRow, write_document
+
+
+def add_note(
+    conn: sqlite3.Connection,
+    path: str,
+    bodies: Sequence[str],
+    *,
+    title: str | None = None,
+    aliases: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    links: Sequence[Link] = (),
+) -> int:
+    """One document with a chunk per body (chunk_index 0, 1 …); its id."""
+    doc = Document(
+        path=path,
+        type="markdown",
+        title=path if title is None else title,
+        text="\n".join(bodies),
+        sections=tuple(Section("", b) for b in bodies),
+        tags=tuple(tags),
+        links=tuple(links),
+        aliases=tuple(aliases),
+    )
+    rows = [
+        ChunkRow(
+            Chunk(i, "", b), fts_title="", fts_section="", fts_body=b, embed_hash=f"{path}-{i}"
+        )
+        for i, b in enumerate(bodies)
+    ]
+    with Transaction(conn):
+        return write_document(
+            conn,
+            doc,
+            rows,
+            content_hash=path,
+            size=1,
+            mtime=0.0,
+            category="note",
+            fts_tags=" ".join(tags),
+        )
+
+
+def chunk_ids(conn: sqlite3.Connection, doc_id: int) -> list[int]:
+    """A document's chunk ids in chunk order."""
+    rows = conn.execute(
+        "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index", (doc_id,)
+    )
+    return [r[0] for r in rows]
