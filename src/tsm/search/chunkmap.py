@@ -12,7 +12,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..store import vectors
+from ..store import chunks, vectors
 from ..store.connect import read_snapshot
 
 NO_DOCUMENT = -1
@@ -54,9 +54,9 @@ def chunk_documents(conn: sqlite3.Connection, db_key: str) -> ChunkDocuments:
 
 def _loaded(conn: sqlite3.Connection) -> ChunkDocuments:
     stamp = vectors.change_seq(conn)
-    top = conn.execute("SELECT MAX(id) FROM chunks").fetchone()[0] or 0
+    top = chunks.max_chunk_id(conn)
     doc_of = array("q", [NO_DOCUMENT]) * (top + 1)
-    for chunk_id, doc_id in conn.execute("SELECT id, document_id FROM chunks"):
+    for chunk_id, doc_id in chunks.chunk_document_pairs(conn):
         doc_of[chunk_id] = doc_id
     return ChunkDocuments(doc_of, stamp)
 
@@ -69,10 +69,6 @@ def _patched(
         doc_of.extend([NO_DOCUMENT] * (max(changed) + 1 - len(doc_of)))
     for chunk_id in changed:
         doc_of[chunk_id] = NO_DOCUMENT
-    for start in range(0, len(changed), 500):
-        part = changed[start : start + 500]
-        for chunk_id, doc_id in conn.execute(
-            f"SELECT id, document_id FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
-        ):
-            doc_of[chunk_id] = doc_id
+    for row in chunks.documents_of_chunks(conn, changed):
+        doc_of[row.chunk_id] = row.document_id
     return ChunkDocuments(doc_of, stamp)

@@ -1,0 +1,47 @@
+"""Which document each chunk belongs to, read for search/chunkmap.py's in-memory map (chunk id
+→ document id), loaded whole once and patched from the change log (store/vectors.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+# Chunk ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
+_BATCH = 500
+
+
+class ChunkDocument(NamedTuple):
+    """A chunk and the document it belongs to."""
+
+    chunk_id: int
+    document_id: int
+
+
+def max_chunk_id(conn: sqlite3.Connection) -> int:
+    """The largest chunk id; 0 when there are no chunks."""
+    return conn.execute("SELECT MAX(id) FROM chunks").fetchone()[0] or 0
+
+
+def chunk_document_pairs(conn: sqlite3.Connection) -> Iterator[tuple[int, int]]:
+    """(chunk id, document id) of every chunk, in no particular order, read lazily. Plain
+    tuples, not ChunkDocument: this reads every chunk of the index (100,000 rows at 100,000
+    chunks) when a process first counts keyword matches, and a NamedTuple per row nearly
+    doubled the time of that loop (100,000 rows: 0.23 s → 0.43 s, load average 9)."""
+    return conn.execute("SELECT id, document_id FROM chunks")
+
+
+def documents_of_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> list[ChunkDocument]:
+    """The document of each of these chunks that still exists (a deleted chunk has no row),
+    in no particular order."""
+    found: list[ChunkDocument] = []
+    for start in range(0, len(chunk_ids), _BATCH):
+        part = chunk_ids[start : start + _BATCH]
+        found += map(
+            ChunkDocument._make,
+            conn.execute(
+                f"SELECT id, document_id FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            ),
+        )
+    return found
