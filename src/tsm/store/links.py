@@ -1,0 +1,83 @@
+"""The link graph's lookups (search/related.py): the document a link names, a document's
+outgoing links and the links that may point at it. Every statement uses an index (the
+`names` table and `links.target_key` of migration m002), so the cost follows the number of
+links, not the size of the vault."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from .catalog import DocumentLink
+from .names import KIND_ORDER
+
+# When several documents share a name: a path first, then a file name, title, alias.
+_KIND_RANK = " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(KIND_ORDER))
+
+
+class DocumentPath(NamedTuple):
+    """An indexed document a link resolves to."""
+
+    id: int
+    path: str
+
+
+class Backlink(NamedTuple):
+    """A link written in another document, as written, with where it was written."""
+
+    source_id: int
+    source_path: str
+    target: str
+    link_type: str
+
+
+def document_at_path(conn: sqlite3.Connection, path: str) -> DocumentPath | None:
+    """The document a relative Markdown link resolved to `path` names: the one at `path`, or
+    at `path` with .md or .markdown added ([x](notes/x) may name notes/x.md)."""
+    row = conn.execute(
+        "SELECT id, path FROM documents WHERE path IN (?, ?, ?) LIMIT 1",
+        (path, path + ".md", path + ".markdown"),
+    ).fetchone()
+    return DocumentPath(int(row[0]), str(row[1])) if row else None
+
+
+def document_named(conn: sqlite3.Connection, name: str, file_name: str) -> DocumentPath | None:
+    """The document a wikilink names: one whose path, file name, title or alias is `name` or
+    `file_name` (both normalised, store/names.py), preferring the kinds in KIND_ORDER, then
+    the lowest id."""
+    row = conn.execute(
+        f"""SELECT d.id, d.path FROM names n JOIN documents d ON d.id = n.document_id
+            WHERE n.name IN (?, ?) ORDER BY CASE n.kind {_KIND_RANK} END, d.id
+            LIMIT 1""",
+        (name, file_name),
+    ).fetchone()
+    return DocumentPath(int(row[0]), str(row[1])) if row else None
+
+
+def links_from(conn: sqlite3.Connection, doc_id: int) -> list[DocumentLink]:
+    """The links written in a document, as written (not resolved), in no set order."""
+    return [
+        DocumentLink(target, link_type)
+        for target, link_type in conn.execute(
+            "SELECT target, link_type FROM links WHERE document_id = ?", (doc_id,)
+        )
+    ]
+
+
+def links_with_keys(conn: sqlite3.Connection, keys: Sequence[str]) -> list[Backlink]:
+    """Every link whose lookup key (names.link_key) is one of `keys`, with the document that
+    holds it, in no set order: the candidates for backlinks to a document, to be resolved,
+    since a key (a file name, a title) may name several documents."""
+    marks = ",".join("?" * len(keys))
+    return list(
+        map(
+            Backlink._make,
+            conn.execute(
+                f"""SELECT l.document_id, d.path, l.target, l.link_type FROM links l
+                    JOIN documents d ON d.id = l.document_id
+                    WHERE l.target_key IN ({marks})""",
+                keys,
+            ),
+        )
+    )
