@@ -92,17 +92,23 @@ def diagnose(
     conn: sqlite3.Connection | None = None,
 ) -> DoctorReport:
     """Run every check. `daemon` describes the daemon (running, stale pid …), `embedder` the
-    daemon's embedding workers (None when no daemon runs)."""
-    return DoctorReport(
-        (
-            DoctorSection("database", tuple(_database(settings, conn))),
-            DoctorSection("daemon", tuple(_daemon(daemon))),
-            DoctorSection("embedder", tuple(_embedder(settings, embedder))),
-            DoctorSection("vectors", tuple(_vectors(settings, conn, embedder))),
-            DoctorSection("paths", tuple(_paths(settings))),
-            DoctorSection("trust", tuple(_trust(settings))),
+    daemon's embedding workers (None when no daemon runs). `conn`: the index's connection
+    when the caller has one open; otherwise the DB is opened here, and closed again."""
+    db, problem = _open(settings, conn)
+    try:
+        return DoctorReport(
+            (
+                DoctorSection("database", tuple(_database(settings, db, problem))),
+                DoctorSection("daemon", tuple(_daemon(daemon))),
+                DoctorSection("embedder", tuple(_embedder(settings, embedder))),
+                DoctorSection("vectors", tuple(_vectors(settings, db, embedder))),
+                DoctorSection("paths", tuple(_paths(settings))),
+                DoctorSection("trust", tuple(_trust(settings))),
+            )
         )
-    )
+    finally:
+        if db is not None and db is not conn:
+            db.close()
 
 
 def _leftover_rebuild(settings: Settings) -> list[Check]:
@@ -157,8 +163,10 @@ def _open(
         return None, exc.message
 
 
-def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Check]:
-    from ..store import migrations
+def _database(
+    settings: Settings, db: sqlite3.Connection | None, problem: str | None
+) -> list[Check]:
+    from ..store import catalog, migrations
 
     if not settings.db_path.exists():
         return [
@@ -166,18 +174,13 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Check
                 "index", "error", f"no index at {settings.db_path}", "run `tsm index` to create it"
             )
         ]
-    db, problem = _open(settings, conn)
     if db is None:
         return [
             Check("integrity", "error", problem or "cannot be opened", REBUILD_FIX),
             *_leftover_rebuild(settings),
         ]
     try:
-        result = [r[0] for r in db.execute("PRAGMA quick_check").fetchall()]
-        version = migrations.schema_version(db)
-        docs, chunks = db.execute(
-            "SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)"
-        ).fetchone()
+        health = catalog.index_health(db)
     except sqlite3.DatabaseError as exc:
         return [
             Check(
@@ -187,11 +190,15 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Check
                 REBUILD_FIX,
             )
         ]
+    version, docs = health.schema_version, health.documents
     items = [
         Check("integrity", "ok", "PRAGMA quick_check: ok")
-        if result == ["ok"]
+        if health.sound
         else Check(
-            "integrity", "error", "PRAGMA quick_check: " + "; ".join(result[:5]), REBUILD_FIX
+            "integrity",
+            "error",
+            "PRAGMA quick_check: " + "; ".join(health.quick_check[:5]),
+            REBUILD_FIX,
         )
     ]
     if version == migrations.LATEST:
@@ -209,7 +216,7 @@ def _database(settings: Settings, conn: sqlite3.Connection | None) -> list[Check
         Check(
             "contents",
             "ok" if docs else "warn",
-            f"{docs} documents, {chunks} chunks",
+            f"{docs} documents, {health.chunks} chunks",
             None if docs else "run `tsm index` in your notes folder",
         )
     )
@@ -294,23 +301,25 @@ def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Check
 
 
 def _vectors(
-    settings: Settings, conn: sqlite3.Connection | None, embedder: dict[str, Any] | None
+    settings: Settings, db: sqlite3.Connection | None, embedder: dict[str, Any] | None
 ) -> list[Check]:
     from ..store import vectors
 
-    db, _ = _open(settings, conn)
     if db is None or settings.embedder in ("none", ""):
         return []
-    model = (
-        next((w.get("model") for w in (embedder or {}).get("workers", []) if w.get("model")), None)
-        or _configured_model(settings)
-        or vectors.get_meta(db, "model_name")
-    )
-    total = int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-    missing = vectors.count_missing(db, model)
-    other = int(
-        db.execute("SELECT COUNT(*) FROM embeddings WHERE model != ?", (model or "",)).fetchone()[0]
-    )
+    try:
+        model = (
+            next(
+                (w.get("model") for w in (embedder or {}).get("workers", []) if w.get("model")),
+                None,
+            )
+            or _configured_model(settings)
+            or vectors.get_meta(db, "model_name")
+        )
+        coverage = vectors.vector_coverage(db, model)
+    except sqlite3.DatabaseError:
+        return []  # the database section says the index cannot be read
+    total, missing, other = coverage.chunks, coverage.missing, coverage.other_models
     items = [
         Check(
             "coverage",

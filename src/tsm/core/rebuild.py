@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from ..config import Settings
 from ..errors import StorageFailure, TsmError, UserError
 from ..indexing import IndexReport, Progress
-from ..store import documents
-from ..store.connect import Transaction
+from ..store import documents, vectors
+from ..store.connect import Transaction, attached, leave_wal, release_wal
 
 BUILD_SUFFIX = ".rebuild"  # the new DB while it is built: <db>.rebuild
 
@@ -100,7 +100,7 @@ def _build(settings: Settings, new: Path, progress: Progress | None) -> dict[str
         conn = local.conn()
         sessions = _restore_sessions(local.settings, conn, known, old, report)
         reused = _reuse_vectors(conn, old) if old and not old_problem else 0
-        conn.execute("PRAGMA journal_mode=DELETE")  # fold the WAL in: one file to rename
+        leave_wal(conn)  # fold the WAL in: one file to rename
     finally:
         local.close()
     warnings = list(report.warnings)
@@ -128,10 +128,7 @@ def _known_sessions(old: Path) -> tuple[list[str], str | None]:
     except TsmError as exc:
         return [], exc.message
     try:
-        return [
-            r[0]
-            for r in conn.execute("SELECT path FROM documents WHERE type = 'session' ORDER BY path")
-        ], None
+        return documents.session_paths(conn), None
     except sqlite3.DatabaseError as exc:
         return [], str(exc)
     finally:
@@ -183,34 +180,14 @@ def _restore_sessions(
 
 
 def _copy_from_old(conn: sqlite3.Connection, old: Path, key: str) -> bool:
-    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-    try:
-        with Transaction(conn):
-            return documents.copy_document(conn, "old", key)
-    finally:
-        conn.execute("DETACH DATABASE old")
+    with attached(conn, old) as schema, Transaction(conn):
+        return documents.copy_document(conn, schema, key)
 
 
 def _reuse_vectors(conn: sqlite3.Connection, old: Path) -> int:
     """Vectors are keyed by (model, text hash): those of text still present are still right."""
-    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-    try:
-        with Transaction(conn):
-            before = conn.total_changes
-            conn.execute(
-                """INSERT OR IGNORE INTO embeddings(model, embed_hash, dim, vector)
-                   SELECT model, embed_hash, dim, vector FROM old.embeddings
-                   WHERE embed_hash IN (SELECT embed_hash FROM chunks)"""
-            )
-            for key in ("model_name", "embedding_dim"):
-                conn.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) "
-                    "SELECT key, value FROM old.meta WHERE key = ?",
-                    (key,),
-                )
-            return conn.total_changes - before
-    finally:
-        conn.execute("DETACH DATABASE old")
+    with attached(conn, old) as schema, Transaction(conn):
+        return vectors.copy_reusable(conn, schema)
 
 
 def _swap(db: Path, new: Path) -> Path | None:
@@ -251,25 +228,12 @@ def _swap(db: Path, new: Path) -> Path | None:
 
 
 def _release_wal(db: Path) -> None:
-    """Fold the old DB's WAL into it and leave WAL mode, which SQLite allows only when no
-    other connection has it open. A WAL left beside the new file would be read as its own."""
-    try:
-        conn = sqlite3.connect(db, timeout=5.0, isolation_level=None)
-    except sqlite3.Error:
-        return
-    try:
-        conn.execute("PRAGMA journal_mode=DELETE")
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StorageFailure(
-                f"another process has the index at {db} open ({exc})",
-                "close it (an MCP server, a search in progress) and run "
-                "`tsm rebuild --apply` again",
-            ) from None
-    except sqlite3.DatabaseError:
-        pass  # damaged: it is swapped out as it is
-    finally:
-        conn.close()
+    """Fold the old DB's WAL into it and leave WAL mode: a WAL left beside the new file would
+    be read as its own. A damaged old DB is swapped out as it is."""
+    release_wal(
+        db,
+        "close it (an MCP server, a search in progress) and run `tsm rebuild --apply` again",
+    )
 
 
 def _embed(settings: Settings, warnings: list[str], progress: Progress | None) -> int:

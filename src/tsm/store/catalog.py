@@ -347,6 +347,34 @@ def index_status(
     )
 
 
+# -- health (`tsm doctor`) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexHealth:
+    """What `tsm doctor` reads of the DB itself."""
+
+    quick_check: tuple[str, ...]  # the lines of PRAGMA quick_check: ("ok",) for a sound file
+    schema_version: int
+    documents: int
+    chunks: int
+
+    @property
+    def sound(self) -> bool:
+        return self.quick_check == ("ok",)
+
+
+def index_health(conn: sqlite3.Connection) -> IndexHealth:
+    """SQLite's quick check (seconds on a large index), the schema version and the counts.
+    sqlite3.DatabaseError when the file cannot be read that far."""
+    lines = tuple(line for (line,) in conn.execute("PRAGMA quick_check"))
+    version = migrations.schema_version(conn)
+    documents, chunks = conn.execute(
+        "SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)"
+    ).fetchone()
+    return IndexHealth(lines, version, int(documents), int(chunks))
+
+
 def db_size(path: Path) -> int:
     """Bytes of the DB file and its write-ahead log."""
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())

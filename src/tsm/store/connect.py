@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import statedir
-from ..errors import IndexCorrupt, UserError
+from ..errors import IndexCorrupt, StorageFailure, UserError
 from . import failures, migrations
 
 
@@ -88,3 +88,41 @@ def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     finally:
         if own:
             conn.execute("COMMIT")
+
+
+@contextmanager
+def attached(conn: sqlite3.Connection, path: Path, schema: str = "old") -> Iterator[str]:
+    """Another DB file attached to `conn` as `schema` (its tables read as `schema.table`),
+    detached afterwards. `schema` is a name of ours, never user input: it is spliced in."""
+    conn.execute(f"ATTACH DATABASE ? AS {schema}", (str(path),))
+    try:
+        yield schema
+    finally:
+        conn.execute(f"DETACH DATABASE {schema}")
+
+
+def leave_wal(conn: sqlite3.Connection) -> None:
+    """Fold the WAL into the DB file and switch to a rollback journal, so the DB is one file
+    (that a rename can move); the next open_db switches it back to WAL."""
+    conn.execute("PRAGMA journal_mode=DELETE")
+
+
+def release_wal(path: Path, busy_hint: str) -> None:
+    """leave_wal for a DB file nobody here has open (not migrated, maybe damaged). SQLite
+    allows it only when no other connection has the file open: StorageFailure (with
+    `busy_hint`) when one does. A damaged or unopenable file is left as it is."""
+    try:
+        conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+    except sqlite3.Error:
+        return
+    try:
+        leave_wal(conn)
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StorageFailure(
+                f"another process has the index at {path} open ({exc})", busy_hint
+            ) from None
+    except sqlite3.DatabaseError:
+        pass  # damaged: the caller deals with it as it is
+    finally:
+        conn.close()

@@ -46,6 +46,13 @@ def stored_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
     return StoredFile(*row) if row else None
 
 
+def session_paths(conn: sqlite3.Connection) -> list[str]:
+    """The stored paths of every session transcript, sorted (indexing.session_key wrote
+    them: relative to the index root, `~/…` or absolute)."""
+    rows = conn.execute("SELECT path FROM documents WHERE type = 'session' ORDER BY path")
+    return [path for (path,) in rows]
+
+
 def find_by_hash(conn: sqlite3.Connection, content_hash: str) -> list[StoredFile]:
     rows = conn.execute(
         "SELECT id, path, size, mtime, content_hash FROM documents WHERE content_hash = ?",

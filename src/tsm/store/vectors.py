@@ -49,6 +49,45 @@ def count_missing(conn: sqlite3.Connection, model: str | None) -> int:
     )
 
 
+@dataclass(frozen=True)
+class VectorCoverage:
+    """How far the chunks are embedded by one model (`tsm doctor`'s vectors section)."""
+
+    chunks: int  # every chunk
+    missing: int  # chunks with no vector from the model
+    other_models: int  # vectors stored for any other model: unused by searches
+
+
+def vector_coverage(conn: sqlite3.Connection, model: str | None) -> VectorCoverage:
+    """The coverage by `model`; None (no model known) counts every chunk as missing and
+    every vector as another model's."""
+    (chunks,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
+    (other,) = conn.execute(
+        "SELECT COUNT(*) FROM embeddings WHERE model != ?", (model or "",)
+    ).fetchone()
+    return VectorCoverage(int(chunks), count_missing(conn, model), int(other))
+
+
+def copy_reusable(conn: sqlite3.Connection, schema: str) -> int:
+    """Copy from the attached DB `schema` the vectors of every text `conn`'s chunks still
+    have: vectors are keyed by (model, text hash), so they are still right. The model's name
+    and dimension come along in meta, unless `conn` has its own. Call inside a transaction;
+    returns the number of vectors copied (the rowcount of the insert alone: total_changes
+    would add the change log's rows, written by trigger, and the meta rows)."""
+    copied = conn.execute(
+        f"""INSERT OR IGNORE INTO embeddings(model, embed_hash, dim, vector)
+            SELECT model, embed_hash, dim, vector FROM {schema}.embeddings
+            WHERE embed_hash IN (SELECT embed_hash FROM chunks)"""
+    ).rowcount
+    for key in ("model_name", "embedding_dim"):
+        conn.execute(
+            f"INSERT OR IGNORE INTO meta(key, value) SELECT key, value FROM {schema}.meta "
+            "WHERE key = ?",
+            (key,),
+        )
+    return copied
+
+
 def store(conn: sqlite3.Connection, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
     """Insert vectors (float32) for the given hashes. Call inside a transaction."""
     conn.executemany(
