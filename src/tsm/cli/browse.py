@@ -26,7 +26,7 @@ def run_list(args: argparse.Namespace) -> int:
     from ..render.human_format import table
 
     docs = [d.as_json() for d in knowledge().list_documents(args.type)]
-    emit(args, docs, table(docs, ("id", "type", "date", "path", "title", "tags")))
+    emit(args, docs, table(docs, ("id", "type", "date", "path", "title", "tags"), _terminal()))
     return 0
 
 
@@ -34,7 +34,7 @@ def run_tags(args: argparse.Namespace) -> int:
     from ..render.human_format import table
 
     tags = [t.as_json() for t in knowledge().tags()]
-    emit(args, tags, table(tags, ("name", "count")))
+    emit(args, tags, table(tags, ("name", "count"), _terminal()))
     return 0
 
 
@@ -42,7 +42,7 @@ def run_info(args: argparse.Namespace) -> int:
     from ..render.human_format import mapping
 
     info = knowledge().info(args.doc).as_json()
-    emit(args, info, mapping(info))
+    emit(args, info, mapping(info, terminal=_terminal()))
     return 0
 
 
@@ -52,3 +52,10 @@ def run_get(args: argparse.Namespace) -> int:
     doc = knowledge().get(args.doc).as_json()
     emit(args, doc, f"# {one_line(doc['title'])}  ({one_line(doc['path'])})\n\n{doc['text']}")
     return 0
+
+
+def _terminal() -> Any:
+    """Colour, width and links of this stdout's terminal (render/terminal.py)."""
+    from ..render.terminal import Terminal
+
+    return Terminal.detect()

@@ -16,8 +16,17 @@ import os
 import sys
 
 # What the daemon needs from the client's environment to answer exactly as the full CLI
-# would: every TSM_* variable (settings, TSM_NOW …) and where the user config lives.
-_FORWARDED_ENV = ("HOME", "XDG_CONFIG_HOME")
+# would: every TSM_* variable (settings, TSM_NOW …), where the user config lives, and what
+# the client's terminal can show (colour, width: render/terminal.py).
+_FORWARDED_ENV = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR_FORCE",
+    "TERM",
+    "COLUMNS",
+)
 _NOT_FORWARDED = {"-h", "--help", "--version"}
 CONNECT_TIMEOUT = 2.0
 REPLY_TIMEOUT = 60.0  # a daemon that just started may still be loading the model
@@ -39,6 +48,7 @@ def forward(argv: list[str]) -> int | None:
         not argv
         or argv[0] != "search"
         or _NOT_FORWARDED.intersection(argv)
+        or any(a == "--open" or a.startswith("--open=") for a in argv)  # needs this terminal
         or os.environ.get("TSM_DEBUG") == "1"
     ):
         return None
@@ -52,17 +62,14 @@ def forward(argv: list[str]) -> int | None:
     sock_path = os.path.join(locate.state_dir(root, os.environ), locate.SOCKET_NAME)
     if not os.path.exists(sock_path):
         return None  # not running: the full CLI decides whether to start it
-    reply = _ask(
-        sock_path,
-        {
-            "argv": argv,
-            "cwd": cwd,
-            "tty": sys.stdout.isatty(),
-            "env": {
-                k: v for k, v in os.environ.items() if k.startswith("TSM_") or k in _FORWARDED_ENV
-            },
-        },
-    )
+    tty = sys.stdout.isatty()
+    env = {k: v for k, v in os.environ.items() if k.startswith("TSM_") or k in _FORWARDED_ENV}
+    if tty and "COLUMNS" not in env:  # shells rarely export it: the daemon cannot ask
+        try:
+            env["COLUMNS"] = str(os.get_terminal_size(sys.stdout.fileno()).columns)
+        except (OSError, ValueError):
+            pass
+    reply = _ask(sock_path, {"argv": argv, "cwd": cwd, "tty": tty, "env": env})
     if reply is None:
         return None
     out, err, code = reply

@@ -7,12 +7,23 @@ import argparse
 import os
 from typing import Any
 
-from ..core.request import add_search_command, from_arguments
+from ..core.request import MAX_TOP_K, add_search_command, from_arguments, int_in
 from .runtime import knowledge, load_settings
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    add_search_command(sub, parent).set_defaults(handler=run)
+    p = add_search_command(sub, parent)
+    # Here, not in the core's grammar: it needs this terminal, so the thin client never
+    # forwards a command line holding it (cli/entry.py).
+    p.add_argument(
+        "--open",
+        nargs="?",
+        const=1,
+        type=int_in(1, MAX_TOP_K),
+        metavar="N",
+        help="open result N (default 1) in $VISUAL or $EDITOR, at its line",
+    )
+    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,6 +33,12 @@ def run(args: argparse.Namespace) -> int:
     autostart = bool(settings.get("daemon.autostart")) and settings.db_path.exists()
     result = knowledge(settings, autostart=autostart).search(request)
     from ..render.output import search_output
+    from ..render.terminal import Terminal
 
-    print(search_output(result, args.output))
+    terminal = Terminal.detect(root=settings.index_root)
+    print(search_output(result, args.output, terminal), flush=True)
+    if args.open is not None:
+        from .open_cmd import open_result
+
+        return open_result(result, args.open, settings.index_root)
     return 0

@@ -13,6 +13,7 @@ from ..errors import TsmError
 from ..models import SearchResult
 from ..render.errors import error_text
 from ..render.output import search_output
+from ..render.terminal import Terminal
 
 _parser: search_request.ArgumentParser | None = None
 _parser_lock = threading.Lock()  # argparse does not promise thread safety
@@ -31,6 +32,7 @@ def answer(
     environ: Mapping[str, str],
     tty: bool,
     search: Callable[[search_request.SearchRequest], SearchResult],
+    root: str | None = None,
 ) -> dict[str, Any] | None:
     """{"stdout", "stderr", "exit"}; None when the full CLI should run it instead (not a
     search, or --help/--version)."""
@@ -46,4 +48,6 @@ def answer(
         return {"stdout": "", "stderr": error_text(error, fmt) + "\n", "exit": error.exit_code}
     except SystemExit:  # --help or --version slipped through: let the full CLI print them
         return None
-    return {"stdout": search_output(result, fmt) + "\n", "stderr": "", "exit": 0}
+    # Dressed for the client's terminal, from its forwarded environment (NO_COLOR, COLUMNS …).
+    terminal = Terminal.detect(environ, tty, root)
+    return {"stdout": search_output(result, fmt, terminal) + "\n", "stderr": "", "exit": 0}
