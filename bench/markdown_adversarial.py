@@ -6,6 +6,8 @@ line of `[` took 78.6 s before the patterns were fixed).
     python bench/markdown_adversarial.py                 # 40 KB and 1 MB
     python bench/markdown_adversarial.py --sizes 100000  # one size
     python bench/markdown_adversarial.py --markdown-it   # also time markdown-it-py's parser
+    python bench/markdown_adversarial.py --with-tag      # each shape ends in " #tag", so
+                                                         # the #tag parser reads it too
 """
 
 from __future__ import annotations
@@ -66,9 +68,9 @@ def plain(n: int) -> str:
     return _repeat("lorem ipsum dolor sit amet ")(n)
 
 
-def time_read(body: str, repeat: int = 3) -> float:
+def time_read(body: str, repeat: int = 3, suffix: str = "") -> float:
     """Best of `repeat` runs of the reader on `body` (after a line of prose), in seconds."""
-    data = ("plain first line\n" + body).encode()
+    data = ("plain first line\n" + body + suffix).encode()
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()
@@ -125,9 +127,16 @@ def main() -> int:
         action="store_true",
         help="also time markdown-it-py's CommonMark parser on each shape",
     )
+    parser.add_argument(
+        "--with-tag",
+        action="store_true",
+        help="end each body (and the plain text) with ' #tag' on its last line: without a "
+        "'#' before a word the reader skips the #tag parser (markdown-it-py) altogether",
+    )
     args = parser.parse_args()
+    suffix = " #tag" if args.with_tag else ""
     for size in args.sizes:
-        base = time_read(plain(size))
+        base = time_read(plain(size), suffix=suffix)
         print(f"\n## {size:,} characters (plain text: {base * 1000:.1f} ms)\n")
         header = "| shape | what | ms | ratio to plain |"
         rule = "|---|---|---:|---:|"
@@ -138,7 +147,7 @@ def main() -> int:
         worst = 0.0
         for name, (what, build) in SHAPES.items():
             body = build(size)
-            took = time_read(body)
+            took = time_read(body, suffix=suffix)
             worst = max(worst, took / base)
             row = f"| {name} | {what} | {took * 1000:.1f} | {took / base:.2f} |"
             if args.markdown_it:

@@ -1,6 +1,13 @@
 """Markdown notes: YAML frontmatter, inline #tags, heading tree → sections, wikilinks and
 relative links. Code fences are skipped for headings, tags and links.
 
+Inline #tags come from prose only, as markdown-it-py's CommonMark tokens tell it: never
+from fenced or indented code, inline code, raw HTML (blocks, and inline tags with their
+attributes), autolinks, escapes (`\\#x`) or entities (`&#35;`); and, for notes written as MDX
+(docs sites), never from `{…}` expressions or `import`/`export` blocks. A `#` inside a word
+or after `/`, `(`, `[`, `&` or a quote never starts a tag (URLs' fragments, `[x](#anchor)`,
+`'#fff'`).
+
 Linear time on any input (a note is untrusted): no pattern here can backtrack over a line
 more than a constant number of times, since each scan stops at the next bracket, quote or
 space; bench/markdown_adversarial.py measures it against plain text. The frontmatter is
@@ -10,21 +17,41 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..models import Document, Link, Section
 from . import decode_text
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 FRONTMATTER_MAX_CHARS = 64 * 1024  # larger: its metadata is ignored, like broken YAML
 FRONTMATTER_MAX_DEPTH = 32
 _HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*)")  # the closing #s: _heading_text
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-# A tag starts after whitespace or line start, has at least one non-digit, may nest with '/'.
-_TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d][\w\-/]*|\d+[^\W\d][\w\-/]*)", re.UNICODE)
+# A tag starts at a line start, after whitespace, `*` (**#tag**) or Japanese punctuation
+# (読んだ。#読書), has at least one non-digit, may nest with '/'. Run on prose (_prose_tags).
+_TAG = re.compile(
+    r"(?:(?<=[\s*~。、，．！？：；」』）】])|^)#([^\W\d][\w\-/]*|\d+[^\W\d][\w\-/]*)",
+    re.MULTILINE,
+)
+_TAG_HINT = re.compile(r"#\w")  # no match anywhere: no tag, no need to parse
+# Longer bodies give no inline tags (frontmatter tags still count): markdown-it-py is linear
+# but costs some µs per token, and a hostile note can be all tokens (a million `- x` lines).
+TAGS_MAX_CHARS = 1_000_000
+_OPAQUE = "\ufffc"  # stands in for code, HTML, an escape, an expression: no tag touches it
+# MDX's ESM: `import`/`export` at the start of a line opens JavaScript, not prose.
+_ESM = re.compile(
+    r"(?:import\s+(?:['\"]|[\w*{][^\n]*?\sfrom\s*['\"])"
+    r"|export\s+(?:(?:const|let|var|function|async|class|default|type|interface|enum)\b|[{*]))"
+)
+_BRACES = re.compile(r"[{}]")
 # No bracket inside a link's parts: a scan stops at the next '[' or ']', so a line of
 # brackets costs one pass (with '[^\]]*' each '[' scanned to the end of the line: quadratic).
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
@@ -39,7 +66,8 @@ _BACKTICKS = re.compile(r"`+")
 def read(path: Path, rel: str, data: bytes) -> Document:
     text = decode_text(data)
     meta, body, body_line = split_frontmatter(text)
-    sections, headings_h1, inline_tags, links = _parse_body(body, body_line)
+    sections, headings_h1, links = _parse_body(body, body_line)
+    inline_tags = _prose_tags(body)
     title = _str(meta.get("title")) or (headings_h1[0] if headings_h1 else "") or path.stem
     tags = _unique([*_as_list(meta.get("tags")), *_as_list(meta.get("tag")), *inline_tags])
     updated = _date(meta.get("updated")) or _date(meta.get("modified"))
@@ -110,7 +138,6 @@ def _load_yaml(text: str) -> Any:
 def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
     sections: list[Section] = []
     h1s: list[str] = []
-    tags: list[str] = []
     links: list[Link] = []
     stack: list[tuple[int, str]] = []
     current: list[str] = []
@@ -152,14 +179,114 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
             continue
         current.append(line)
         plain = _without_code_spans(line)
-        tags += [t.rstrip("/-") for t in _TAG.findall(plain)]
         links += [Link(t.strip(), "wikilink") for t in _WIKILINK.findall(plain) if t.strip()]
         for angled, bare in _MD_LINK.findall(plain):
             target = angled or bare
             if not _SCHEME.match(target) and not target.startswith("#"):
                 links.append(Link(unquote(target.split("#")[0]), "markdown"))
     flush(0)
-    return sections, h1s, tags, links
+    return sections, h1s, links
+
+
+@functools.cache
+def _parsers() -> tuple[MarkdownIt, MarkdownIt]:
+    """CommonMark block and inline parsers (markdown-it-py, imported on first use). Escapes
+    and entities stay tokens of their own (no text_join), so `\\#x` and `&#35;x` are no tags;
+    the block parser leaves inline parsing to `_prose_tags`, which runs it only on the
+    blocks that may hold a tag. The inline parser keeps the rules that hide a `#` from
+    prose (code spans, inline HTML, autolinks, escapes, entities): links and emphasis,
+    whose text is prose anyway, cost ten times more on a line of brackets or stars."""
+    from markdown_it import MarkdownIt
+
+    blocks = MarkdownIt("commonmark").disable(["inline", "text_join"])
+    inlines = MarkdownIt("commonmark").disable(
+        ["text_join", "link", "image", "emphasis", "balance_pairs", "fragments_join"]
+    )
+    return blocks, inlines
+
+
+def _prose_tags(body: str) -> list[str]:
+    """The #tags in the body's prose: paragraphs, list items, quotes (not headings)."""
+    if len(body) > TAGS_MAX_CHARS or not _TAG_HINT.search(body):
+        return []
+    blocks, inlines = _parsers()
+    env: dict[str, Any] = {}  # link reference definitions, for the inline parser
+    tokens = blocks.parse(body, env)
+    esm = _esm_lines(tokens, body.split("\n"))
+    tags: list[str] = []
+    in_heading = False
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            in_heading = token.type == "heading_open"
+        if token.type != "inline" or in_heading or not _TAG_HINT.search(token.content):
+            continue
+        if token.map and token.map[0] in esm:
+            continue
+        children = inlines.parseInline(token.content, env)[0].children or []
+        text = _without_expressions(_prose_text(children))
+        tags += [t.rstrip("/-") for t in _TAG.findall(text)]
+    return tags
+
+
+def _prose_text(children: list[Token]) -> str:
+    """An inline token's text, with what is not prose replaced by _OPAQUE: code spans,
+    inline HTML (a tag and its attributes), autolinks, escapes and entities."""
+    parts = []
+    for child in children:
+        if child.type == "text":
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif child.type in ("code_inline", "html_inline", "text_special", "link_open"):
+            parts.append(_OPAQUE)  # link_open: an autolink (<https://x/y#z>)
+    return "".join(parts)
+
+
+def _without_expressions(text: str) -> str:
+    """`text` with each balanced `{…}` (an MDX expression, JSX attributes' values) replaced
+    by _OPAQUE; an unbalanced brace is literal. One pass with a stack: linear."""
+    if "{" not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for match in _BRACES.finditer(text):
+        if match.group() == "{":
+            opened.append(match.start())
+        elif opened:
+            spans.append((opened.pop(), match.end()))
+    parts, kept_from = [], 0
+    for start, end in sorted(spans):
+        if start >= kept_from:  # not inside a span already cut
+            parts += [text[kept_from:start], _OPAQUE]
+            kept_from = end
+    parts.append(text[kept_from:])
+    return "".join(parts)
+
+
+def _esm_lines(tokens: list[Token], lines: list[str]) -> set[int]:
+    """Lines of MDX `import`/`export` blocks: a top-level paragraph that starts like one, and
+    the top-level blocks after it (blank lines inside a function, say) until its brackets
+    balance or a heading comes."""
+    esm: set[int] = set()
+    depth = 0
+    for token in tokens:
+        if token.level != 0 or token.map is None or token.nesting == -1:
+            continue
+        start, end = token.map
+        if depth > 0 and token.type == "heading_open":
+            depth = 0
+        if depth <= 0:
+            first = lines[start] if start < len(lines) else ""
+            if token.type != "paragraph_open" or not _ESM.match(first):
+                continue
+        source = "\n".join(lines[start:end])
+        depth = (
+            max(depth, 0)
+            + sum(source.count(c) for c in "{([")
+            - sum(source.count(c) for c in "})]")
+        )
+        esm.update(range(start, end))
+    return esm
 
 
 def _heading_text(text: str) -> str:
