@@ -1,1 +1,2 @@
-"""Stage 8b: parse arguments, pick a backend, render, exit with the right code."""
+"""The CLI: parse arguments, call the core (client/connect.py), print, exit with the
+contract's code."""

@@ -1,1 +1,2 @@
-"""The resident daemon: socket protocol, thin client, server, single writer, file watcher."""
+"""The resident daemon, one more interface to the core: the socket server, the ops it maps
+to the core's operations, the single writer, background embedding and the file watcher."""

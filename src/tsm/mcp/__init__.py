@@ -1,6 +1,7 @@
 """The MCP server (`tsm mcp`): the knowledge base as tools for any MCP client.
 
-    tools.py       one LocalBackend call per tool → (structured JSON, short text); no SDK
+    tools.py       one call on the core per tool (through the daemon when it runs) →
+                   (structured JSON, short text); no SDK
     excerpt.py     line ranges and sections of a document for `get` (pure)
     server.py      the SDK binding: tool schemas and descriptions, errors, stdio and HTTP
     http_guard.py  Host/Origin checks (DNS rebinding) and the bearer token for HTTP
