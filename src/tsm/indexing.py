@@ -145,14 +145,18 @@ def ingest_session(
     progress: Progress | None = None,
 ) -> IndexReport:
     """Add or refresh one Claude Code transcript. An unchanged file is a no-op; a grown one is
-    rewritten, and only its new turns need embedding (vectors are keyed by text hash)."""
+    rewritten, and only its new turns need embedding (vectors are keyed by text hash).
+    Anything but a transcript (a note, a `.jsonl` without one transcript line) is a user
+    error: asked for by name, it is no file to skip quietly."""
     started = time.perf_counter()
     if not path.is_file():
         raise UserError(f"no such transcript: {path}")
+    if path.suffix.lower() != ".jsonl":
+        raise _not_a_transcript(path, "")
     report = IndexReport()
     key = session_key(settings, path)
     old = documents.stored_file(conn, key) if storable(key) else None
-    _index_session(settings, conn, path, key, old, report)
+    _index_session(settings, conn, path, key, old, report, named=True)
     if embedder is not None and report.indexed:
         embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -166,10 +170,14 @@ def _index_session(
     key: str,
     old: documents.StoredFile | None,
     report: IndexReport,
+    named: bool = False,
 ) -> None:
     """Index one transcript, streamed (sources/session.py). A transcript that cannot be read
     or parsed this time keeps its indexed version: it is append-only, so a failure says
-    nothing about what it held (a disk hiccup, a line being written, a file being moved)."""
+    nothing about what it held (a disk hiccup, a line being written, a file being moved).
+    `named`: the user named this file (`ingest-session`), so one without a single transcript
+    line is a UserError rather than a skip, unless it was ingested before (then it is a
+    transcript that could not be read this time)."""
     from .sources import session
 
     if not storable(key):  # stored, it would abort the run (SQLite and JSON need valid Unicode)
@@ -184,6 +192,8 @@ def _index_session(
         if info.st_size > MAX_TRANSCRIPT_BYTES:
             raise SkipFile(f"larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB ({info.st_size} bytes)")
         transcript, content_hash, info = session.stream(path)
+        if named and not old and not transcript.records:
+            raise session.NoTranscriptLines("no transcript lines")
         if old and old.content_hash == content_hash:
             with Transaction(conn):
                 documents.touch(conn, old.id, info.st_size, info.st_mtime)
@@ -191,6 +201,8 @@ def _index_session(
             return
         doc = _with_date(session.document(key, transcript), info.st_mtime)
     except Exception as exc:  # a reader bug must cost this file's update, never its index
+        if named and not old and isinstance(exc, session.NoTranscriptLines):
+            raise _not_a_transcript(path, f" ({exc})") from None
         reason = _skip_reason(exc)
         if old:
             reason += "; the indexed version is kept"
@@ -208,6 +220,15 @@ def _index_session(
             settings, conn, doc, content_hash=content_hash, size=info.st_size, mtime=info.st_mtime
         )
     report.indexed += 1
+
+
+def _not_a_transcript(path: Path, why: str) -> UserError:
+    """Named by its absolute path, as the daemon receives it: the same text either way."""
+    return UserError(
+        f"{display(os.path.abspath(path))} is not a Claude Code transcript{why}: "
+        "ingest-session accepts only Claude Code transcripts (.jsonl)",
+        hint=None if why else "notes are indexed with `tsm index`",
+    )
 
 
 def _skip_reason(exc: Exception) -> str:

@@ -77,7 +77,43 @@ def test_bad_transcripts(vault: Path, tsm: Any, tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_bytes(b"\x00\xff\xfe not a transcript")
     result = tsm("ingest-session", str(garbage), "-f", "json")
-    assert result.code == 0 and result.json()["skipped"][0]["reason"] == "not valid UTF-8"
+    assert result.code == 1 and result.error()["kind"] == "user_error"
+    assert f"{garbage} is not a Claude Code transcript (not valid UTF-8)" in result.err
+
+
+def not_a_transcript(tsm: Any, path: Path | str, **kw: Any) -> str:
+    """The error of `tsm ingest-session PATH`: exit 1, one line, naming the file."""
+    result = tsm("ingest-session", str(path), "-f", "json", **kw)
+    assert result.code == 1 and result.out == "", (result.out, result.err)
+    error = result.error()
+    assert error["kind"] == "user_error" and "Traceback" not in result.err
+    assert "only Claude Code transcripts (.jsonl)" in error["error"]
+    return str(error["error"])
+
+
+def test_a_note_or_a_jsonl_without_transcript_lines_is_a_user_error(
+    indexed_read_only: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """Issue 19 item 9: on an indexed note it answered "unchanged since it was ingested"."""
+    note = indexed_read_only / "notes" / "git-install.md"
+    assert not_a_transcript(tsm, note).startswith(f"{note} is not a Claude Code transcript: ")
+    relative = not_a_transcript(tsm, "notes/git-install.md", cwd=indexed_read_only)
+    assert relative.startswith(f"{note} is not a Claude Code transcript: ")  # as the daemon
+    for name, data in (
+        ("empty.jsonl", b""),
+        ("blank.jsonl", b"\n \n"),
+        ("words.jsonl", b"hello\nworld\n"),
+        ("other.jsonl", b'{"id": 1}\n[1, 2]\n'),
+    ):
+        (tmp_path / name).write_bytes(data)
+        assert not_a_transcript(tsm, tmp_path / name).startswith(
+            f"{tmp_path / name} is not a Claude Code transcript (no transcript lines): "
+        )
+    # A transcript with records but no turn yet (a summary only) is still a transcript.
+    summary = tmp_path / "summary.jsonl"
+    summary.write_text('{"type": "summary", "summary": "Planning", "leafUuid": "x"}\n')
+    result = tsm("ingest-session", str(summary), "-f", "json")
+    assert result.code == 0 and result.json()["skipped"][0]["reason"] == "no conversation turns"
 
 
 def test_index_picks_up_session_folders(indexed: Path, tsm: Any, tmp_path: Path) -> None:

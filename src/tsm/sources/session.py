@@ -84,6 +84,12 @@ class Transcript:
     turns: tuple[Turn, ...]
     title: str | None  # the session's own name: /rename, a summary line or an AI title
     malformed: int
+    records: int = 0  # lines that are transcript records (a JSON object with a "type")
+
+
+class NoTranscriptLines(SkipFile):
+    """Not one line of the file is a transcript record: a binary file, say. (Raised only
+    where the caller cannot tell otherwise; `Transcript.records` says it for the rest.)"""
 
 
 def parse(data: bytes) -> Transcript:
@@ -149,7 +155,8 @@ class _Parser:
         self.turns: list[Turn] = []
         self.malformed = 0
         self.undecodable = 0
-        self.records = 0
+        self.records = 0  # lines that decode as JSON
+        self.accepted = 0  # of those, transcript records
         self.uuids: set[str] = set()
         self.summaries: list[tuple[str, Any]] = []
         self.custom_title: str | None = None
@@ -179,7 +186,9 @@ class _Parser:
             return
         self.records += 1
         try:
-            if not self._record(entry, lineno):
+            if self._record(entry, lineno):
+                self.accepted += 1
+            else:
                 self.malformed += 1
         except Exception:  # a value of a type no check foresaw costs its line, not the file
             self.malformed += 1
@@ -239,9 +248,11 @@ class _Parser:
 
     def result(self) -> Transcript:
         if not self.turns and self.undecodable and not self.records:
-            raise SkipFile("not valid UTF-8")
+            raise NoTranscriptLines("not valid UTF-8")
         title = _pick_title(self.custom_title, self.summaries, self.ai_title, self.uuids)
-        return Transcript(tuple(self.turns), redact(title) if title else None, self.malformed)
+        return Transcript(
+            tuple(self.turns), redact(title) if title else None, self.malformed, self.accepted
+        )
 
 
 def count_malformed(data: bytes) -> int:
