@@ -32,9 +32,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .main import build_parser
-
-    print(script(build_parser(), args.shell), end="")
+    print(script(args.parser, args.shell), end="")
     return 0
 
 

@@ -54,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fmt = output_format(args, sys.stdout.isatty())
         args.output = fmt
         refuse_undecodable(args)
+        args.parser = parser  # the whole grammar (`tsm completion` prints it for a shell)
         handler: Any = args.handler
         return int(handler(args) or 0)
     except TsmError as error:

@@ -113,9 +113,9 @@ def diagnose(
 
 def _leftover_rebuild(settings: Settings) -> list[Check]:
     """A rebuild killed before it could clean up leaves its half-built file."""
-    from .rebuild import build_path
+    from ..store.connect import rebuild_path
 
-    left = build_path(settings.db_path)
+    left = rebuild_path(settings.db_path)
     if not left.exists():
         return []
     size = left.stat().st_size / 1e6
@@ -343,7 +343,7 @@ def _vectors(
 
 
 def _configured_model(settings: Settings) -> str | None:
-    from .knowledge import model_name_of
+    from ..embed.names import model_name_of
 
     try:
         return model_name_of(settings.embedder)

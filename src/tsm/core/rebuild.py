@@ -22,9 +22,7 @@ from ..config import Settings
 from ..errors import StorageFailure, TsmError, UserError
 from ..indexing import IndexReport, Progress
 from ..store import documents, vectors
-from ..store.connect import Transaction, attached, leave_wal, release_wal
-
-BUILD_SUFFIX = ".rebuild"  # the new DB while it is built: <db>.rebuild
+from ..store.connect import Transaction, attached, leave_wal, rebuild_path, release_wal
 
 
 def plan(settings: Settings, daemon_state: str) -> dict[str, Any]:
@@ -38,7 +36,7 @@ def plan(settings: Settings, daemon_state: str) -> dict[str, Any]:
         "daemon": daemon_state,
         "steps": [
             "stop the daemon if it runs (searches restart it afterwards)",
-            f"build a new index in {db.name}{BUILD_SUFFIX} beside the old one, from your "
+            f"build a new index in {rebuild_path(db).name} beside the old one, from your "
             "files and every session transcript the old index knows",
             "keep the old rows of transcripts that can no longer be read",
             "copy vectors of unchanged text from the old index",
@@ -48,16 +46,12 @@ def plan(settings: Settings, daemon_state: str) -> dict[str, Any]:
     }
 
 
-def build_path(db: Path) -> Path:
-    return db.with_name(db.name + BUILD_SUFFIX)
-
-
 def rebuild(settings: Settings, progress: Progress | None, daemon: DaemonControl) -> dict[str, Any]:
     """Rebuild, swap, embed. On any failure before the swap the old DB is as it was and the
     error (a TsmError) says so, with `details["backup"]` naming where the old index is."""
     stopped = daemon.stop()
     db = settings.db_path
-    new = build_path(db)
+    new = rebuild_path(db)
     with _exclusive(daemon), _terminate_as_interrupt():
         backup: Path | None = None
         swapped = False

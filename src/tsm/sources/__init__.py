@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..models import Document
 from ..workspace import IgnoreRules
+from .base import Reader, SkipFile, decode_text
+
+__all__ = ["READERS", "Reader", "SkipFile", "decode_text", "discover", "load_bytes", "reader_for"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-
-
-class SkipFile(Exception):
-    """A file that cannot be indexed; the message says why. Reported as a warning, never fatal.
-
-    `transient` marks failures that say nothing about the content (permissions, I/O), so an
-    earlier indexed version is kept rather than dropped.
-    """
-
-    def __init__(self, reason: str, transient: bool = False) -> None:
-        super().__init__(reason)
-        self.transient = transient
-
-
-# A reader gets the file's path, its path relative to the index root, and its bytes.
-Reader = Callable[[Path, str, bytes], Document]
 
 
 def _markdown(path: Path, rel: str, data: bytes) -> Document:
@@ -90,16 +77,3 @@ def load_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     from .files import read_capped
 
     return read_capped(path, limit)
-
-
-def decode_text(data: bytes) -> str:
-    """Decode UTF-8 text (BOM allowed), refusing binary, non-UTF-8 and empty content."""
-    if b"\x00" in data[:8192]:
-        raise SkipFile("binary file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SkipFile("not valid UTF-8") from None
-    if not text.strip():
-        raise SkipFile("empty file")
-    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..workspace import IgnoreRules
-from . import SkipFile
+from .base import SkipFile
 
 _OPEN_FLAGS = (
     os.O_RDONLY

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..models import Document, Link, Section
-from . import decode_text
+from .base import decode_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

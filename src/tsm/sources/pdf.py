@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from ..models import Document, Section
-from . import SkipFile
+from .base import SkipFile
 
 # Compressed streams make a PDF's text far larger than its bytes (pypdf caps each stream at
 # 75 MB, not their sum); 20 million characters is a 10,000-page book.

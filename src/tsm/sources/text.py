@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..models import Document, Section
-from . import decode_text
+from .base import decode_text
 
 
 def read(path: Path, rel: str, data: bytes) -> Document:

@@ -126,3 +126,8 @@ def release_wal(path: Path, busy_hint: str) -> None:
         pass  # damaged: the caller deals with it as it is
     finally:
         conn.close()
+
+
+def rebuild_path(db: Path) -> Path:
+    """Where `tsm rebuild` builds the new index, beside the old one: <db>.rebuild."""
+    return db.with_name(db.name + ".rebuild")

@@ -1,0 +1,39 @@
+"""What every reader shares: the SkipFile it raises, the Reader signature, and decoding text.
+Apart from the package's __init__, so readers import it without importing the package that
+dispatches to them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..models import Document
+
+
+class SkipFile(Exception):
+    """A file that cannot be indexed; the message says why. Reported as a warning, never fatal.
+
+    `transient` marks failures that say nothing about the content (permissions, I/O), so an
+    earlier indexed version is kept rather than dropped.
+    """
+
+    def __init__(self, reason: str, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.transient = transient
+
+
+# A reader gets the file's path, its path relative to the index root, and its bytes.
+Reader = Callable[[Path, str, bytes], Document]
+
+
+def decode_text(data: bytes) -> str:
+    """Decode UTF-8 text (BOM allowed), refusing binary, non-UTF-8 and empty content."""
+    if b"\x00" in data[:8192]:
+        raise SkipFile("binary file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SkipFile("not valid UTF-8") from None
+    if not text.strip():
+        raise SkipFile("empty file")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
