@@ -6,6 +6,14 @@ about the notes, and nothing when it is not?
                                       its path) and 38 ordinary coding requests ("expect": null)
     bench/abstention/holdout.jsonl    held-out set, written later and never tuned on:
                                       30 about a note, 30 ordinary requests
+    bench/abstention/docs-prompts.jsonl
+                                      the second vault (bench/abstention_docs.py: 396 files
+                                      of real documentation, Japanese and English, fetched
+                                      from pinned packages): 58 prompts about it ("expect":
+                                      the note, or the notes, that answer) and 58 ordinary
+                                      requests, a part of them sharing words with the docs
+                                      ("shares_words"); each row is in the "tune" or the
+                                      "held-out" half ("split")
 
 Everything goes through the real programs: `tsm index` into a temp state dir, a warm daemon,
 and the real hook (plugin/hooks/user_prompt_submit.py) fed the JSON Claude Code sends, its
@@ -14,15 +22,21 @@ the prompt's best cosine with a generic request, search/relevance.py) is at leas
 TSM_INJECT_MIN_RELEVANCE, or its keyword `coverage` at least TSM_INJECT_MIN_COVERAGE.
 
 Rates: relevant = prompts whose expected note is among the first 3 injected results;
-unrelated = prompts with no injection at all. The two floors are then swept offline over the
-searches the hook made (calibration set, with leave-one-out), to show where the defaults sit.
+unrelated = prompts with no injection at all; duplicates = injections holding two results of
+the same text. The two floors are then swept offline over the searches the hook made (the
+calibration set and the docs vault's tune half, with leave-one-out), to show where the
+defaults sit.
 
-    .venv/bin/python bench/abstention.py            # ~2 min; writes bench/abstention/results.txt
+    .venv/bin/python bench/abstention.py --vault personal   # ~2 min; bench/abstention/results.txt
+    .venv/bin/python bench/abstention.py --vault docs       # bench/results/abstention-docs.md
+        (the first run fetches the docs and embeds them, ~15 min on 2 busy cores; the index
+        is kept in bench/.cache/abstention-docs/state and updated by later runs)
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -32,14 +46,14 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "bench" / "abstention"
-VAULT = HERE / "vault"
-SETS = {"calibration": HERE / "prompts.jsonl", "held-out": HERE / "holdout.jsonl"}
 HOOK = ROOT / "plugin" / "hooks" / "user_prompt_submit.py"
+CACHE = ROOT / "bench" / ".cache"
 RELEVANT_RANKS = 3
 TOP_K = 5  # the hook's default TSM_INJECT_TOP_K
 RELEVANCE_GRID = [round(x * 0.0025, 4) for x in range(-12, 13)]
@@ -47,19 +61,47 @@ COVERAGE_GRID = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01]  # 1.01: the coverage claus
 
 Row = dict[str, Any]
 sys.path.insert(0, str(HOOK.parent))
+sys.path.insert(0, str(ROOT / "bench"))
 from user_prompt_submit import (  # noqa: E402 - the hook's own rule and query cut
     DEFAULT_MIN_COVERAGE,
     DEFAULT_MIN_RELEVANCE,
     build_query,
-    is_relevant,
+    select_results,
 )
 
 
-def tsm_env(state: Path, tsm: Path) -> dict[str, str]:
+@dataclass
+class Vault:
+    name: str
+    root: Path
+    sets: dict[str, list[Row]]  # the first set is the one the floors are fitted on
+    state: Path | None  # a kept state dir (its index is reused), or None for a temp one
+    out: Path
+
+
+def personal_vault() -> Vault:
+    sets = {
+        "calibration": load(HERE / "prompts.jsonl"),
+        "held-out": load(HERE / "holdout.jsonl"),
+    }
+    return Vault("personal", HERE / "vault", sets, None, HERE / "results.txt")
+
+
+def docs_vault() -> Vault:
+    from abstention_docs import VAULT, ensure_vault
+
+    ensure_vault()
+    rows = load(HERE / "docs-prompts.jsonl")
+    sets = {half: [r for r in rows if r["split"] == half] for half in ("tune", "held-out")}
+    state = CACHE / "abstention-docs" / "state"
+    return Vault("docs", VAULT, sets, state, ROOT / "bench" / "results" / "abstention-docs.md")
+
+
+def tsm_env(vault: Vault, state: Path, tsm: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
     env.update(
         {
-            "TSM_INDEX_ROOT": str(VAULT),
+            "TSM_INDEX_ROOT": str(vault.root),
             "TSM_STATE_DIR": str(state),
             "TSM_NO_USER_CONFIG": "1",
             "TSM_BIN": str(tsm),
@@ -68,30 +110,32 @@ def tsm_env(state: Path, tsm: Path) -> dict[str, str]:
     return env
 
 
-def run_tsm(tsm: Path, args: list[str], env: dict[str, str]) -> Any:
+def run_tsm(tsm: Path, args: list[str], env: dict[str, str], cwd: Path) -> Any:
     done = subprocess.run(
-        [str(tsm), *args], env=env, cwd=VAULT, capture_output=True, text=True, timeout=120
+        [str(tsm), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=3600
     )
     if done.returncode != 0:
         raise SystemExit(f"tsm {' '.join(args)} failed ({done.returncode}): {done.stderr}")
     return json.loads(done.stdout)
 
 
-def run_hook(prompt: str, env: dict[str, str], session: str) -> dict[str, Any]:
+def run_hook(
+    prompt: str, env: dict[str, str], session: str, cwd: Path, hook: Path = HOOK
+) -> dict[str, Any]:
     """Feed the hook the JSON Claude Code sends; parse its stdout as Claude Code would."""
     payload = {
         "session_id": session,
         "transcript_path": f"/tmp/{session}.jsonl",
-        "cwd": str(VAULT),
+        "cwd": str(cwd),
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
     }
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, str(HOOK)],
+        [sys.executable, str(hook)],
         input=json.dumps(payload),
         env=env,
-        cwd=VAULT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=30,
@@ -113,7 +157,7 @@ def load(path: Path) -> list[Row]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def collect(tsm: Path, env: dict[str, str], rows: list[Row]) -> None:
+def collect(tsm: Path, env: dict[str, str], rows: list[Row], cwd: Path, hook: Path) -> None:
     for row in rows:
         query = build_query(row["prompt"])
         base = [
@@ -126,15 +170,35 @@ def collect(tsm: Path, env: dict[str, str], rows: list[Row]) -> None:
             "fts-only",
             f"--query={query}",
         ]
-        row["hybrid"] = run_tsm(tsm, base, env)["results"]
-        row["fts"] = run_tsm(tsm, [*base, "--fts-only"], env)["results"]
-        row["hook"] = run_hook(row["prompt"], env, f"abstention-{row['id']}")
+        row["hybrid"] = run_tsm(tsm, base, env, cwd)["results"]
+        row["fts"] = run_tsm(tsm, [*base, "--fts-only"], env, cwd)["results"]
+        row["hook"] = run_hook(row["prompt"], env, f"abstention-{row['id']}", cwd, hook)
+
+
+def expected(row: Row) -> list[str]:
+    """The notes that answer the prompt (any of them counts); none for an unrelated one."""
+    expect = row["expect"]
+    return [] if expect is None else [expect] if isinstance(expect, str) else list(expect)
 
 
 def success(row: Row, injected: list[str]) -> bool:
     if row["expect"] is None:
         return not injected
-    return row["expect"] in injected[:RELEVANT_RANKS]
+    return any(path in injected[:RELEVANT_RANKS] for path in expected(row))
+
+
+def duplicates(root: Path, injected: list[str]) -> int:
+    """How many injected results repeat the text of one injected above them."""
+    seen: set[str] = set()
+    repeats = 0
+    for path in injected:
+        try:
+            digest = hashlib.sha256((root / path).read_bytes()).hexdigest()
+        except OSError:
+            continue
+        repeats += digest in seen
+        seen.add(digest)
+    return repeats
 
 
 def rates(rows: list[Row], ok: list[bool]) -> tuple[float, float]:
@@ -144,7 +208,7 @@ def rates(rows: list[Row], ok: list[bool]) -> tuple[float, float]:
 
 
 def kept(results: list[Row], min_relevance: float, min_coverage: float) -> list[str]:
-    return [r["source"]["path"] for r in results if is_relevant(r, min_relevance, min_coverage)]
+    return [r["source"]["path"] for r in select_results(results, min_relevance, min_coverage)]
 
 
 def offline(rows: list[Row], key: str, relevance: float, coverage: float) -> list[bool]:
@@ -167,20 +231,20 @@ def pct(x: float) -> str:
     return f"{100 * x:5.1f}%"
 
 
-def report(sets: dict[str, list[Row]], lines: list[str]) -> None:
+def report(vault: Vault, lines: list[str]) -> None:
     say = lines.append
-    for name, rows in sets.items():
+    for name, rows in vault.sets.items():
         n_rel = sum(r["expect"] is not None for r in rows)
         ceiling = sum(
-            r["expect"] in [x["source"]["path"] for x in r["hybrid"][:RELEVANT_RANKS]]
-            for r in rows
-            if r["expect"] is not None
+            success(r, [x["source"]["path"] for x in r["hybrid"]]) for r in rows if expected(r)
         )
         hook_ok = [success(r, r["hook"]["paths"]) for r in rows]
         rel, unrel = rates(rows, hook_ok)
         fts_rel, fts_unrel = rates(
             rows, offline(rows, "fts", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE)
         )
+        dupes = sum(duplicates(vault.root, r["hook"]["paths"]) > 0 for r in rows)
+        shares = [ok for r, ok in zip(rows, hook_ok, strict=True) if r.get("shares_words")]
         say(f"\n## {name} set: {n_rel} about a note, {len(rows) - n_rel} unrelated")
         say(
             f"search ceiling: expected note in the top {RELEVANT_RANKS} for {ceiling}/{n_rel} "
@@ -188,7 +252,9 @@ def report(sets: dict[str, list[Row]], lines: list[str]) -> None:
         )
         say(
             f"real hook, defaults (min relevance {DEFAULT_MIN_RELEVANCE}, min coverage "
-            f"{DEFAULT_MIN_COVERAGE}): relevant {pct(rel)}, unrelated {pct(unrel)}; hook p50 "
+            f"{DEFAULT_MIN_COVERAGE}): relevant {pct(rel)}, unrelated {pct(unrel)}"
+            + (f" (sharing words with the notes: {sum(shares)}/{len(shares)})" if shares else "")
+            + f"; injections with a duplicate text: {dupes}; hook p50 "
             f"{statistics.median(r['hook']['ms'] for r in rows):.0f} ms"
         )
         say(
@@ -203,7 +269,7 @@ def report(sets: dict[str, list[Row]], lines: list[str]) -> None:
                 (
                     i + 1
                     for i, x in enumerate(row["hybrid"])
-                    if x["source"]["path"] == row["expect"]
+                    if x["source"]["path"] in expected(row)
                 ),
                 None,
             )
@@ -221,16 +287,16 @@ def report(sets: dict[str, list[Row]], lines: list[str]) -> None:
                 else f"injected {row['hook']['paths'][:3]}"
             )
             say(f"  miss {row['id']}: {what}; {cue}; {row['prompt'][:70]!r}")
-    calibration = sets["calibration"]
-    best = fit(calibration)
-    loo = [offline([r], "hybrid", *fit(calibration, skip=i))[0] for i, r in enumerate(calibration)]
+    first, fitted = next(iter(vault.sets.items()))
+    best = fit(fitted)
+    loo = [offline([r], "hybrid", *fit(fitted, skip=i))[0] for i, r in enumerate(fitted)]
     say("\n## floors swept offline over the hook's searches")
     say(
-        f"best on the calibration set: min relevance {best[0]}, min coverage {best[1]}: "
-        f"{' / '.join(map(pct, rates(calibration, offline(calibration, 'hybrid', *best))))}; "
-        f"leave-one-out {' / '.join(map(pct, rates(calibration, loo)))}"
+        f"best on the {first} set: min relevance {best[0]}, min coverage {best[1]}: "
+        f"{' / '.join(map(pct, rates(fitted, offline(fitted, 'hybrid', *best))))}; "
+        f"leave-one-out {' / '.join(map(pct, rates(fitted, loo)))}"
     )
-    for name, rows in sets.items():
+    for name, rows in vault.sets.items():
         say(f"{name}: relevant / unrelated by min relevance (min coverage {DEFAULT_MIN_COVERAGE}):")
         say(
             "  "
@@ -241,33 +307,51 @@ def report(sets: dict[str, list[Row]], lines: list[str]) -> None:
         )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tsm", type=Path, default=ROOT / ".venv" / "bin" / "tsm")
-    parser.add_argument("--out", type=Path, default=HERE / "results.txt")
-    args = parser.parse_args()
-    tsm = args.tsm.resolve()
+def run(vault: Vault, tsm: Path, hook: Path) -> list[str]:
     tmp = Path(tempfile.mkdtemp(prefix="tsm-abstention-"))
-    env = tsm_env(tmp / "state", tsm)
-    lines = [f"# abstention ({time.strftime('%Y-%m-%d')}, `python bench/abstention.py`)"]
+    state = vault.state or tmp / "state"
+    state.mkdir(parents=True, exist_ok=True)
+    env = tsm_env(vault, state, tsm)
+    lines = [
+        f"# abstention, {vault.name} vault ({time.strftime('%Y-%m-%d')}, "
+        f"`python bench/abstention.py --vault {vault.name}`)"
+    ]
     try:
         started = time.perf_counter()
-        index = run_tsm(tsm, ["index", "-f", "json"], env)
+        index = run_tsm(tsm, ["index", "-f", "json"], env, vault.root)
         lines.append(
             f"indexed {index['indexed']} notes, {index['chunks']} chunks in "
             f"{time.perf_counter() - started:.1f} s"
         )
-        run_tsm(tsm, ["start"], env)
-        sets = {name: load(path) for name, path in SETS.items()}
-        for rows in sets.values():
-            collect(tsm, env, rows)
-        report(sets, lines)
+        run_tsm(tsm, ["start"], env, vault.root)
+        for rows in vault.sets.values():
+            collect(tsm, env, rows, vault.root, hook)
+        report(vault, lines)
     finally:
         subprocess.run([str(tsm), "stop"], env=env, capture_output=True, timeout=60)
         shutil.rmtree(tmp, ignore_errors=True)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.write_text(text, encoding="utf-8")
+    raw = CACHE / f"abstention-{vault.name}.json"  # every search, for offline analysis
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps(vault.sets, ensure_ascii=False), encoding="utf-8")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tsm", type=Path, default=ROOT / ".venv" / "bin" / "tsm")
+    parser.add_argument("--vault", choices=("personal", "docs", "both"), default="both")
+    parser.add_argument(
+        "--hook", type=Path, default=HOOK, help="another hook script (e.g. an older version)"
+    )
+    parser.add_argument("--out", type=Path, help="write the report here instead")
+    args = parser.parse_args()
+    tsm = args.tsm.resolve()
+    names = ("personal", "docs") if args.vault == "both" else (args.vault,)
+    for name in names:
+        vault = personal_vault() if name == "personal" else docs_vault()
+        text = "\n".join(run(vault, tsm, args.hook.resolve())) + "\n"
+        print(text)
+        (args.out or vault.out).write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

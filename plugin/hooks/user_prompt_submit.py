@@ -38,8 +38,14 @@ MIN_PROMPT_CHARS = 3
 QUERY_MAX_CHARS = 200
 DEFAULT_TOP_K = 5
 DEFAULT_MIN_SCORE = 0.0
-DEFAULT_MIN_RELEVANCE = -0.01  # fitted on bench/abstention/prompts.jsonl (results.txt)
+# Fitted on the tune halves of both abstention vaults (bench/abstention/prompts.jsonl and the
+# "tune" rows of docs-prompts.jsonl); their held-out halves are in bench/results/abstention*.
+DEFAULT_MIN_RELEVANCE = -0.0125
 DEFAULT_MIN_COVERAGE = 0.6
+# Keywords vouch for a hit only when the vectors do not call the prompt a generic request: a
+# prompt of one common word ("continue") or a coding request whose words a note happens to
+# hold ("convert this callback-based function to async/await") covers a note fully.
+COVERAGE_MIN_RELEVANCE = -0.02
 # Well inside the 10 s timeout of hooks/hooks.json, which also covers Python's start-up.
 DEFAULT_TIMEOUT_SECONDS = 4.0
 
@@ -95,16 +101,54 @@ def additional_context(search_stdout: str, *, query: str, environ: Mapping[str, 
     min_relevance = env_float(environ, "TSM_INJECT_MIN_RELEVANCE", DEFAULT_MIN_RELEVANCE)
     min_coverage = env_float(environ, "TSM_INJECT_MIN_COVERAGE", DEFAULT_MIN_COVERAGE)
     found = [r for r in search["results"] if isinstance(r, dict)]
-    kept = [
-        r
-        for r in found
-        if result_score(r) >= min_score and is_relevant(r, min_relevance, min_coverage)
-    ]
+    kept = select_results(found, min_relevance, min_coverage, min_score)
     if found and not kept:
         return None
     return render_knowledge_search(
         {**search, "results": kept}, budget=snippet_budget(environ), query=query
     )
+
+
+def select_results(
+    found: list[dict[str, object]],
+    min_relevance: float,
+    min_coverage: float,
+    min_score: float = DEFAULT_MIN_SCORE,
+) -> list[dict[str, object]]:
+    """The hits worth injecting, best first, each text once.
+
+    The same text under two paths (a README.md copied to docs/index.md, a page installed
+    under two names) is injected once, at the better rank, with the other path added to its
+    <related> paths: a second copy would spend the prompt's budget on nothing new.
+    """
+    kept: list[dict[str, object]] = []
+    by_text: dict[str, dict[str, object]] = {}
+    for result in found:
+        if result_score(result) < min_score or not is_relevant(result, min_relevance, min_coverage):
+            continue
+        key = _text_key(result)
+        first = by_text.get(key) if key else None
+        if first is None:
+            result = dict(result)  # the caller's dict stays as it was
+            if key:
+                by_text[key] = result
+            kept.append(result)
+            continue
+        source = result.get("source")
+        path = source.get("path") if isinstance(source, dict) else None
+        if isinstance(path, str):
+            related = first.get("related")
+            first["related"] = [*(related if isinstance(related, list) else []), path]
+    return kept
+
+
+def _text_key(result: Mapping[str, object]) -> str | None:
+    """What makes two hits the same text: the section and the chunk, whitespace folded."""
+    text = result.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    section = result.get("section")
+    return f"{section if isinstance(section, str) else ''}\x00{' '.join(text.split())}"
 
 
 def is_relevant(result: Mapping[str, object], min_relevance: float, min_coverage: float) -> bool:
@@ -113,15 +157,20 @@ def is_relevant(result: Mapping[str, object], min_relevance: float, min_coverage
     `relevance` is the hit's cosine minus the prompt's best cosine with a generic coding
     request (tsm's search/relevance.py): at or above `min_relevance` the note is closer to
     the prompt than "fix this test" is. A hit holding most of the prompt's distinctive words
-    (`coverage` at or above `min_coverage`) is kept too: keywords alone can be sure, and
-    they are all there is when vectors are unavailable.
+    (`coverage` at or above `min_coverage`) is kept too, unless the vectors put the prompt
+    well inside the generic requests (relevance below COVERAGE_MIN_RELEVANCE): keywords
+    alone can be sure, and they are all there is when vectors are unavailable.
     """
     breakdown = result.get("score_breakdown")
     if not isinstance(breakdown, dict):
         return False
     relevance, coverage = number(breakdown.get("relevance")), number(breakdown.get("coverage"))
-    return (relevance is not None and relevance >= min_relevance) or (
-        coverage is not None and coverage >= min_coverage
+    if relevance is not None and relevance >= min_relevance:
+        return True
+    return (
+        coverage is not None
+        and coverage >= min_coverage
+        and (relevance is None or relevance >= COVERAGE_MIN_RELEVANCE)
     )
 
 
