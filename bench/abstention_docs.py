@@ -26,10 +26,8 @@ Needs `npm`, `apt-get` (with `apt-get update` done) and `dpkg-deb`; no root.
 
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
-import html
 import io
 import re
 import subprocess
@@ -460,10 +458,6 @@ def ensure_vault() -> Path:
     return VAULT
 
 
-def _integrity(path: Path) -> str:
-    return "sha512-" + base64.b64encode(hashlib.sha512(path.read_bytes()).digest()).decode()
-
-
 if __name__ == "__main__":
     vault = ensure_vault()
     files = sorted(p for p in vault.rglob("*.md"))
@@ -474,4 +468,3 @@ if __name__ == "__main__":
     print(f"{vault}: {len(files)} files, {sum(p.stat().st_size for p in files) // 1024} KiB")
     for top, n in sorted(by_top.items()):
         print(f"  {top}: {n}")
-    _ = html  # (html entities are decoded by HTMLParser)

@@ -96,11 +96,17 @@ def main() -> int:
         help="how the hook learns the root is trusted (default: trust file)",
     )
     parser.add_argument(
+        "--hook", type=Path, help="another hook script to time (e.g. an older version)"
+    )
+    parser.add_argument(
         "--no-bridge",
         action="store_true",
         help="turn the bilingual keyword bridge off (its added latency)",
     )
     args = parser.parse_args()
+    if args.hook:
+        global HOOK
+        HOOK = args.hook.resolve()
     base = Path(tempfile.mkdtemp(prefix="tsmh", dir="/tmp"))
     root = base / "v"
     root.mkdir()
