@@ -29,6 +29,7 @@ defaults sit.
 
     .venv/bin/python bench/abstention.py --vault personal   # ~2 min; bench/abstention/results.txt
     .venv/bin/python bench/abstention.py --vault docs       # bench/results/abstention-docs.md
+    .venv/bin/python bench/abstention.py --joint-fit        # bench/results/abstention-fit.md
         (the first run fetches the docs and embeds them, ~15 min on 2 busy cores; the index
         is kept in bench/.cache/abstention-docs/state and updated by later runs)
 """
@@ -227,6 +228,57 @@ def fit(rows: list[Row], skip: int = -1) -> tuple[float, float]:
     return max(((x, c) for x in RELEVANCE_GRID for c in COVERAGE_GRID), key=quality)
 
 
+def joint_fit(tuned: dict[str, list[Row]]) -> tuple[float, float]:
+    """The floors maximising the worst of the rates over several sets (each vault's tune
+    set), ties broken by their sum, then by nearness to the defaults."""
+
+    def quality(cell: tuple[float, float]) -> tuple[float, float, float]:
+        all_rates = [
+            x for rows in tuned.values() for x in rates(rows, offline(rows, "hybrid", *cell))
+        ]
+        near = -abs(cell[0] - DEFAULT_MIN_RELEVANCE) - abs(cell[1] - DEFAULT_MIN_COVERAGE)
+        return min(all_rates), sum(all_rates), near
+
+    return max(((x, c) for x in RELEVANCE_GRID for c in COVERAGE_GRID), key=quality)
+
+
+def joint_report(out: Path) -> None:
+    """Refit the floors over both vaults' tune sets from the searches the last runs saved
+    (bench/.cache/abstention-*.json), and show every set at the fitted floors."""
+    saved = {}
+    for vault, first in (("personal", "calibration"), ("docs", "tune")):
+        path = CACHE / f"abstention-{vault}.json"
+        if not path.exists():
+            raise SystemExit(f"no saved searches in {path}: run --vault {vault} first")
+        for name, rows in json.loads(path.read_text(encoding="utf-8")).items():
+            saved[(vault, name, name == first)] = rows
+    tuned = {f"{v}/{n}": rows for (v, n, t), rows in saved.items() if t}
+    best = joint_fit(tuned)
+    lines = [
+        f"# abstention floors fitted on both vaults' tune sets ({time.strftime('%Y-%m-%d')}, "
+        "`python bench/abstention.py --joint-fit`)",
+        f"tuned on: {', '.join(tuned)}; fitted: min relevance {best[0]}, min coverage {best[1]} "
+        f"(the hook's defaults: {DEFAULT_MIN_RELEVANCE}, {DEFAULT_MIN_COVERAGE})",
+        "",
+        "| set | tuned on | relevant / unrelated at the fitted floors |",
+        "|---|---|---|",
+    ]
+    for (vault, name, tune), rows in saved.items():
+        rel, unrel = rates(rows, offline(rows, "hybrid", *best))
+        lines.append(f"| {vault}/{name} | {'yes' if tune else 'no'} | {pct(rel)} / {pct(unrel)} |")
+    lines.append("")
+    lines.append("relevant / unrelated by min relevance (min coverage at the fitted value):")
+    for (vault, name, _), rows in saved.items():
+        cells = "  ".join(
+            f"{x:+.4f}: {'/'.join(pct(v).strip() for v in rates(rows, offline(rows, 'hybrid', x, best[1])))}"  # noqa: E501
+            for x in RELEVANCE_GRID[6:19]
+        )
+        lines.append(f"- {vault}/{name}: {cells}")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out.write_text(text, encoding="utf-8")
+
+
 def pct(x: float) -> str:
     return f"{100 * x:5.1f}%"
 
@@ -344,7 +396,15 @@ def main() -> None:
         "--hook", type=Path, default=HOOK, help="another hook script (e.g. an older version)"
     )
     parser.add_argument("--out", type=Path, help="write the report here instead")
+    parser.add_argument(
+        "--joint-fit",
+        action="store_true",
+        help="only refit the floors over both vaults' saved searches (no tsm run)",
+    )
     args = parser.parse_args()
+    if args.joint_fit:
+        joint_report(args.out or ROOT / "bench" / "results" / "abstention-fit.md")
+        return
     tsm = args.tsm.resolve()
     names = ("personal", "docs") if args.vault == "both" else (args.vault,)
     for name in names:
