@@ -48,6 +48,9 @@ def one_line(value: object) -> str:
     return _UNSAFE_IN_LINE.sub(_escape, str(value))
 
 
+LINE_NUMBERS_FOR = 100  # results
+
+
 def search_text(result: SearchResult, terminal: Terminal | None = None) -> str:
     """The results for a human. With a `terminal`: colour, matched words highlighted, paths
     as links with the line the hit starts at (`path:LINE`); without one, plain text (MCP)."""
@@ -73,7 +76,9 @@ def search_text(result: SearchResult, terminal: Terminal | None = None) -> str:
             f"{t.paint(f(src.title), 'title')}{page} {t.paint(f'[{f(src.type)}]', 'dim')}"
             f"{tags}{status}{stale}"
         )
-        line = source_line(terminal.root, hit) if terminal is not None else None
+        # Each line number reads the note: the first screenfuls get them, not a -k 10000 dump.
+        wanted = terminal is not None and rank <= LINE_NUMBERS_FOR
+        line = source_line(terminal.root, hit) if terminal is not None and wanted else None
         shown_path = t.paint(f(src.path), "path") + (t.paint(f":{line}", "line") if line else "")
         where = t.link(shown_path, src.path, line) + (
             t.paint(f" › {f(hit.section)}", "section") if hit.section else ""
