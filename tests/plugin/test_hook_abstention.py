@@ -8,6 +8,7 @@ coding requests, and one page stored twice under two names (README.md and index.
 from __future__ import annotations
 
 import json
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -73,9 +74,7 @@ def trusted(vault: Path) -> None:
     trust(vault)
 
 
-def _tsm(*args: str, cwd: Path):  # type: ignore[no-untyped-def]
-    import subprocess
-
+def _tsm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     assert TSM is not None
     return subprocess.run(
         [TSM, *args], cwd=cwd, env=base_env(), capture_output=True, text=True, timeout=600
