@@ -278,7 +278,7 @@ def _targets(
                 report.removed += _forget(conn, rel)
                 continue
             targets.append(path)
-        elif documents.stored_file(conn, rel) is None and not _has_prefix(conn, rel):
+        elif documents.stored_file(conn, rel) is None and not documents.has_under(conn, rel):
             raise UserError(f"no such file or directory: {display(str(raw))}")
         scopes.append(rel)
     return targets, scopes
@@ -306,19 +306,6 @@ def _forget(conn: sqlite3.Connection, scope: str) -> int:
         for doc_id in doomed:
             documents.delete_document(conn, doc_id)
     return len(doomed)
-
-
-def _has_prefix(conn: sqlite3.Connection, rel: str) -> bool:
-    return (
-        conn.execute(
-            "SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' LIMIT 1", (_like_prefix(rel),)
-        ).fetchone()
-        is not None
-    )
-
-
-def _like_prefix(rel: str) -> str:
-    return rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
 
 
 def _within(rel: str, scope: str) -> bool:

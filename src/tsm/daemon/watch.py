@@ -19,6 +19,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import UserError
 from ..sources import reader_for
+from ..store import documents
 from ..workspace import IGNORE_FILE, IgnoreRules
 from .writer import Writer
 
@@ -163,7 +164,7 @@ class Watcher:
         from ..indexing import index_paths
 
         try:
-            if conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+            if not documents.has_any(conn):
                 return
             report = index_paths(self.settings, conn)
             if report.indexed or report.removed or report.renamed:
@@ -200,15 +201,7 @@ class Watcher:
             return not self._ignored(rel, is_dir=True)
         if path.exists():
             return bool(reader_for(path)) and not self._ignored(rel)
-        # gone: a file or a folder we may hold documents for
-        like = rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
-        return (
-            conn.execute(
-                "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1",
-                (rel, like),
-            ).fetchone()
-            is not None
-        )
+        return documents.has_under(conn, rel, itself=True)  # gone: a file or folder we hold
 
 
 def _undecodable_name(exc: Exception) -> bool:

@@ -25,7 +25,7 @@ from ..config import Settings
 from ..embed import Embedder, passage_text
 from ..errors import EmbedderUnavailable
 from ..store import vectors
-from ..store.connect import Transaction, open_db
+from ..store.connect import Transaction, open_db, rollback
 
 log = logging.getLogger("tsm.daemon")
 JobFn = Callable[[sqlite3.Connection], Any]
@@ -85,8 +85,7 @@ class Writer:
             try:
                 result = job.fn(self.conn)
             except BaseException as exc:  # the job's caller sees it; the writer lives on
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
+                rollback(self.conn)
                 log.warning("job %s failed: %s: %s", job.label, type(exc).__name__, exc)
                 self._changed(job, changes)  # what it committed before failing stays
                 job.future.set_exception(exc)

@@ -72,8 +72,15 @@ class Transaction:
     def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
         if exc_type is None:
             self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:  # SQLite already rolled back after a full disk
-            self.conn.execute("ROLLBACK")
+        else:
+            rollback(self.conn)
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Undo an open transaction; none may be open (SQLite already rolled back after a full
+    disk, or the failure came before BEGIN)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 @contextmanager

@@ -226,3 +226,18 @@ def replace_keyword_rows(
     conn.executemany(
         "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)", rows
     )
+
+
+def has_any(conn: sqlite3.Connection) -> bool:
+    """Whether anything is indexed at all."""
+    return conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
+
+
+def has_under(conn: sqlite3.Connection, rel: str, *, itself: bool = False) -> bool:
+    """Whether a document is stored under the folder `rel` (or at `rel` itself, `itself`)."""
+    like = rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+    sql = "SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' LIMIT 1"
+    if itself:
+        sql = "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1"
+        return conn.execute(sql, (rel, like)).fetchone() is not None
+    return conn.execute(sql, (like,)).fetchone() is not None
