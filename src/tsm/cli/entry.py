@@ -34,6 +34,11 @@ REPLY_TIMEOUT = 60.0  # a daemon that just started may still be loading the mode
 
 def main() -> int:
     argv = sys.argv[1:]
+    if argv == ["--version"]:  # what the plugin's SessionStart hook asks: no parser needed
+        from .. import __version__
+
+        print(f"tsm {__version__}")
+        return 0
     code = forward(argv)
     if code is not None:
         return code
