@@ -446,12 +446,14 @@ def ensure_vault() -> Path:
         print(
             f"warning: vault digest {got} differs from the pinned {VAULT_DIGEST}", file=sys.stderr
         )
-    if VAULT.exists():
-        import shutil
-
-        shutil.rmtree(VAULT)
+    # Files already as built keep their mtime, so the kept index does not see them as changed.
+    for old in VAULT.rglob("*.md") if VAULT.exists() else ():
+        if old.relative_to(VAULT).as_posix() not in notes:
+            old.unlink()
     for rel, text in notes.items():
         path = VAULT / rel
+        if path.exists() and path.read_text(encoding="utf-8") == text:
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     stamp.write_text(got + "\n")
