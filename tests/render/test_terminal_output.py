@@ -141,6 +141,11 @@ def test_list_fits_the_terminal_with_japanese_titles(indexed_read_only: Path, ts
         assert max(widths) <= columns, (columns, narrow.out)
         assert "…" in narrow.out  # something had to be cut
         assert any("LoRa" in line for line in narrow.out.splitlines())
+    # In colour the paths are links to the notes, and the lines still fit.
+    coloured = tsm("list", "-f", "human", env={"COLUMNS": "70", "FORCE_COLOR": "1"}).out
+    targets = {"/" + u.removeprefix("file://").partition("/")[2] for u in OSC8.findall(coloured)}
+    assert str(indexed_read_only / "research" / "lora-modules.md") in targets, coloured
+    assert max(wcwidth.width(line) for line in coloured.splitlines()) <= 70
 
 
 def test_status_reads_as_words(indexed_read_only: Path, tsm: Any) -> None:

@@ -25,8 +25,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def run_list(args: argparse.Namespace) -> int:
     from ..render.human_format import table
 
-    docs = [d.as_json() for d in knowledge().list_documents(args.type)]
-    emit(args, docs, table(docs, ("id", "type", "date", "path", "title", "tags"), _terminal()))
+    client = knowledge()
+    docs = [d.as_json() for d in client.list_documents(args.type)]
+    terminal = _terminal(client.settings.index_root)
+    emit(args, docs, table(docs, ("id", "type", "date", "path", "title", "tags"), terminal))
     return 0
 
 
@@ -54,8 +56,8 @@ def run_get(args: argparse.Namespace) -> int:
     return 0
 
 
-def _terminal() -> Any:
-    """Colour, width and links of this stdout's terminal (render/terminal.py)."""
+def _terminal(root: Any = None) -> Any:
+    """Colour, width and links (into `root`) of this stdout's terminal (render/terminal.py)."""
     from ..render.terminal import Terminal
 
-    return Terminal.detect()
+    return Terminal.detect(root=root)

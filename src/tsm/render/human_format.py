@@ -211,7 +211,7 @@ def table(
     """An aligned table; lists are joined with commas. Widths are display columns (a
     Japanese character takes two). Given a terminal of known width, the widest of the
     `shrink` columns is narrowed (its cells cut with …) until every line fits, or they are
-    all down to 8 columns."""
+    all down to 8 columns. With a terminal that knows the index root, paths are links."""
     if not rows:
         return "(none)"
     cells = [[_flat(r.get(c, "")) if r.get(c) is not None else "" for c in columns] for r in rows]
@@ -227,9 +227,20 @@ def table(
             widths[max(room)[1]] -= 1
             over -= 1
     head = "  ".join(t.paint(pad(c, w), "heading") for c, w in zip(columns, widths, strict=True))
+    links = list(columns).index("path") if "path" in columns and t.root else None
+    raw_paths = [str(r.get("path") or "") for r in rows]
+
+    def cell(value: str, w: int, i: int, row: int) -> str:
+        shown = fit(value, w)
+        if i == links and raw_paths[row]:  # a clickable path (OSC 8), when links are on
+            shown = t.link(shown, raw_paths[row])
+        return pad(shown, w)
+
     body = [
-        "  ".join(pad(fit(v, w), w) for v, w in zip(row, widths, strict=True)).rstrip()
-        for row in cells
+        "  ".join(
+            cell(v, w, i, n) for i, (v, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for n, row in enumerate(cells)
     ]
     text = "\n".join([head.rstrip() if not t.color else head, *body])
     return Styled(text) if terminal is not None else text
