@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 class KeywordMatch(NamedTuple):
     """A chunk that matches, with FTS5's rank: bm25() with the weights, negative, lower is
-    better. A NamedTuple, not a dataclass: a search reads up to a few hundred of them."""
+    better. A NamedTuple, not a dataclass: a search reads hundreds to thousands of them."""
 
     chunk_id: int
     document_id: int
