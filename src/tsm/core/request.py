@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..search.query import Query
 
 MAX_TOP_K = 10_000  # search.query.MAX_TOP_K, which this module must not import (it is heavy)
-FALLBACKS = ("error", "fts-only")
+FALLBACKS = ("auto", "error", "fts-only")  # search/query.py says what each does
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class SearchRequest:
     text: str
     top_k: int | None = None  # None: the `search.top_k` setting
     mode: str = "hybrid"  # hybrid | fts | vector
-    fallback: str = "error"  # when vectors are unavailable: error | fts-only
+    fallback: str = "auto"  # when vectors are unavailable: auto | error | fts-only
     after: str | None = None
     before: str | None = None
     recent: str | None = None
@@ -203,8 +203,10 @@ def add_search_command(sub: Any, parent: argparse.ArgumentParser) -> argparse.Ar
     p.add_argument(
         "--fallback",
         choices=FALLBACKS,
-        default="error",
-        help="when vectors are unavailable: fail (exit 2) or return keyword results",
+        default="auto",
+        help="when vectors are unavailable (no model, nothing embedded yet): auto and "
+        "fts-only return keyword results with a warning (--vec-only still fails), error "
+        "fails (exit 2)",
     )
     p.add_argument(
         "--include-content",

@@ -67,7 +67,8 @@ matched, say that the evidence is weak. If nothing relevant comes back, say the 
 cover it; never invent content.
 
 Next: call `get` with the hit's `source.path` and `section` to read the passage in full before \
-quoting details. If vector search is unavailable the call fails; retry with fallback="fts-only"."""
+quoting details. If vector search is unavailable (no model, nothing embedded yet) the call \
+returns keyword results and says so in `warnings`; fallback="error" makes it fail instead."""
 
 GET_DOC = """\
 Read one document of the knowledge base: its metadata (title, type, tags, status, dates, \
@@ -139,12 +140,12 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
             Mode, Field(description="hybrid, fts (keywords) or vector (meaning).")
         ] = "hybrid",
         fallback: Annotated[
-            Literal["error", "fts-only"],
+            Literal["auto", "error", "fts-only"],
             Field(
-                description="When vectors are unavailable: fail, or return keyword results "
-                "with a warning."
+                description="When vectors are unavailable: auto or fts-only return keyword "
+                "results with a warning (mode vector still fails), error fails."
             ),
-        ] = "error",
+        ] = "auto",
         path: Annotated[
             list[str] | str | None,
             Field(

@@ -16,7 +16,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
-from ..store.filters import filter_sql
+from ..store.filters import count_documents, filter_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
@@ -26,12 +26,19 @@ from .entities import entity_documents
 from .fts import fts_hits, match_expression
 from .query import Query
 from .relevance import generic_similarity
-from .results import Candidate, build_hits, rank_candidates, select_fresh
+from .results import Candidate, build_hits, keyword_score, rank_candidates, select_fresh
 from .synonyms import expand, load_synonyms
 from .vector import load_index
 
 if TYPE_CHECKING:
     import numpy as np
+
+
+# How chunks get their vectors: the hint of every "no vector yet" message.
+EMBED_HINT = (
+    "`tsm index` embeds them; with the daemon running (`tsm start`), its backfill embeds "
+    "them by itself"
+)
 
 
 @dataclass
@@ -55,6 +62,10 @@ class VectorSide:
     background: float | None = None
     generic: float | None = None
     doc_similarity: Callable[[int], float | None] = lambda doc_id: None
+    missing: int = 0  # chunks without a vector yet (the backfill has not reached them)
+    coverage: float = 1.0  # share of the chunks that have a vector
+    lacking: Callable[[list[int]], set[int]] = lambda chunk_ids: set()  # those without one
+    weight: float = 1.0  # the vector ranking's weight in this query's fusion
 
 
 def search(ctx: SearchContext, query: Query) -> SearchResult:
@@ -91,8 +102,9 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
 
     if not query.text.strip():
         recent = _recent(ctx.conn, where, params, query.top_k, k)
+        total = count_documents(ctx.conn, query.filters)  # every document the dates let in
         return _finish(
-            ctx, query, recent, (True, False), terms, warnings, started, len(recent), None, "hybrid"
+            ctx, query, recent, (True, False), terms, warnings, started, total, None, "hybrid"
         )
     if not terms and mode != "vector":
         warnings.append("the query has no searchable words")
@@ -163,12 +175,18 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     for (chunk_id, doc_id, similarity), term in zip(vec_ranked, vec_terms, strict=True):
         cand = candidates.setdefault(doc_id, Candidate(doc_id))
         cand.vector, cand.similarity = (chunk_id, term), similarity
+    if mode == "hybrid" and side is not None and side.missing:
+        fts_plain = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, 1.0, floor=0.0)
+        side.weight = vec_weight
+        _estimate_missing(
+            candidates, side, {d: t for (_, d, _), t in zip(fts_ranked, fts_plain, strict=True)}
+        )
     for rank, doc_id in enumerate(entity_ranked, start=1):
         first_chunk = ctx.conn.execute(
             "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1", (doc_id,)
         ).fetchone()[0]
         candidates.setdefault(doc_id, Candidate(doc_id)).entity = (first_chunk, fuse.rrf(rank, k))
-    total = max(total, 0) + sum(1 for c in candidates.values() if c.fts is None)
+    total = max(total, 0) + sum(1 for c in candidates.values() if _matches(c, side))
     signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
     return _finish(
         ctx,
@@ -183,6 +201,20 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         mode,
         side,
     )
+
+
+def _matches(cand: Candidate, side: VectorSide | None) -> bool:
+    """Whether a document the keywords did not find counts in total_matches: the bridge or
+    an entity found it, or its cosine clears the relevance floor, the query's best cosine
+    with a generic request (relevance.py): nearer to the query than to any ordinary
+    request. The vector side returns its nearest notes whether or not they are about the
+    query; those are results, not matches (issue 19 item 6)."""
+    if cand.fts is not None:
+        return False  # counted with the keyword matches
+    if cand.bridge is not None or cand.entity is not None:
+        return True
+    generic = side.generic if side is not None else None
+    return cand.similarity is not None and generic is not None and cand.similarity > generic
 
 
 def _bridge_signal(
@@ -248,23 +280,23 @@ def _vector_signal(
     depth: int,
     warnings: list[str],
 ) -> tuple[VectorSide | None, str]:
-    """The vector side and the mode; None and "fts" (per --fallback) when vectors are
-    unavailable."""
+    """The vector side and the mode. When vectors are unavailable (no model, or no chunk
+    embedded yet), a hybrid search returns keyword results with a warning (None and "fts");
+    it fails only when vectors were asked for: --vec-only or --fallback error (issue 19
+    item 8)."""
     try:
         name, qvec, generic = embedding.result()
         index = load_index(ctx.conn, str(ctx.settings.db_path), name)
         if index.live_rows == 0:
-            raise EmbedderUnavailable(
-                f"no chunk has a vector from {name} yet",
-                "run `tsm index` (or `tsm reindex vectors`)",
-            )
+            raise EmbedderUnavailable(f"no chunk has a vector from {name} yet", EMBED_HINT)
     except EmbedderUnavailable as exc:
         if query.mode == "vector" or query.fallback == "error":
             raise EmbedderUnavailable(
                 f"vector search unavailable: {exc.message}",
-                exc.hint or "use --fallback fts-only or --fts-only to search keywords only",
+                exc.hint or "search keywords only with --fts-only",
             ) from None
-        warnings.append(f"vector search unavailable, keyword results only: {exc.message}")
+        warning = f"vector search unavailable, keyword results only: {exc.message}"
+        warnings.append(warning + (f" ({exc.hint})" if exc.hint else ""))
         return None, "fts"
     import numpy as np
 
@@ -283,7 +315,10 @@ def _vector_signal(
         )
     missing = index.missing
     if missing > 0:
-        warnings.append(f"{missing} chunks have no vector yet; they are found by keywords only")
+        warnings.append(
+            f"{missing} of {index.total_chunks} chunks have no vector yet; they rank by their "
+            f"keywords meanwhile ({EMBED_HINT})"
+        )
     sims = index.similarities(qvec, allowed)
     searchable = sims[np.isfinite(sims)]
 
@@ -291,12 +326,69 @@ def _vector_signal(
         mine = sims[index.doc_ids == doc_id]
         return float(mine.max()) if mine.size and np.isfinite(mine.max()) else None
 
+    def lacking(chunk_ids: list[int]) -> set[int]:
+        if missing == 0 or not chunk_ids:
+            return set()
+        rows = np.isin(index.chunk_ids, np.asarray(chunk_ids, dtype=np.int64))
+        have = set(index.chunk_ids[rows & np.isfinite(sims)].tolist())
+        return {c for c in chunk_ids if c not in have}
+
     return VectorSide(
         index.best_per_document(sims, depth),
         float(searchable.mean()) if searchable.size else None,
         generic,
         doc_similarity,
+        missing,
+        index.live_rows / max(index.total_chunks, 1),
+        lacking,
     ), query.mode
+
+
+def _estimate_missing(
+    candidates: dict[int, Candidate], side: VectorSide, fts_plain: dict[int, float]
+) -> None:
+    """While some chunks have no vector yet (the backfill is running), a keyword hit whose
+    chunk has none competes on an estimate of its hybrid score (fuse.MISSING_VECTOR).
+
+    Its vector term is unknown, not zero: summing keywords and vectors would rank every
+    note the backfill has reached above it. Over the keyword hits whose chunk has a
+    vector, the hybrid score (keywords + vector) is fitted as gain × their keyword-only
+    score (least squares through the origin), and a hit without a vector is given gain ×
+    its keyword-only score: among themselves such hits keep the keyword-only order, and
+    against the others they stand where the typical note of their keyword score stands.
+    With no such hit to fit, gain is 1 + the vector weight (keywords and vector agree).
+    A document that only the vectors found is scaled by the share of chunks that have a
+    vector: its term is normalised by the best cosine among the notes embedded so far,
+    which overstates it while that share is small (bench/results/coverage-ranking.md)."""
+    if fuse.MISSING_VECTOR == "none":
+        return
+    keyword_chunk = {  # the chunk the keywords (else the bridge) chose
+        doc_id: hit[0]
+        for doc_id, cand in candidates.items()
+        if (hit := cand.fts or cand.bridge) is not None
+    }
+    lacking = side.lacking(list(keyword_chunk.values()))
+    for cand in candidates.values():
+        if cand.vector is not None and cand.doc_id not in keyword_chunk:
+            cand.vector = (cand.vector[0], cand.vector[1] * side.coverage)
+
+    def plain(cand: Candidate) -> float:  # the keyword score of a keyword-only search
+        if cand.fts is None:
+            return keyword_score(cand)
+        return keyword_score(replace(cand, fts=(cand.fts[0], fts_plain[cand.doc_id])))
+
+    pairs = [
+        (plain(cand), keyword_score(cand) + (cand.vector[1] if cand.vector else 0.0))
+        for doc_id, chunk in keyword_chunk.items()
+        if chunk not in lacking
+        for cand in (candidates[doc_id],)
+    ]
+    norm = sum(x * x for x, _ in pairs)
+    gain = sum(x * y for x, y in pairs) / norm if norm > 0 else 1.0 + side.weight
+    for doc_id, chunk in keyword_chunk.items():
+        if chunk in lacking:
+            cand = candidates[doc_id]
+            cand.estimate = max(0.0, gain * plain(cand) - keyword_score(cand))
 
 
 def _recent(
@@ -344,7 +436,7 @@ def _finish(
         include_content=query.include_content,
         generic=side.generic if side else None,
     )
-    return _result(query, hits, max(total, len(hits)), mode, warnings, started)
+    return _result(query, hits, total, mode, warnings, started)
 
 
 def _result(

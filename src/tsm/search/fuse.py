@@ -93,6 +93,11 @@ def status_penalty(status: str | None, weights: Mapping[str, float] | None = Non
 BRIDGE_WEIGHT = 0.8
 BRIDGE_PARITY = 0.3
 BRIDGE_COMPLEMENTS = False  # only the tuning bench turns this on
+# A keyword hit whose chunk has no vector yet: "calibrate" estimates its hybrid score from
+# its keyword score (engine._estimate_missing); "none" lets it compete on keywords alone,
+# the rule before issue 19, kept for bench/coverage_ranking.py.
+MISSING_VECTOR_RULES = ("none", "calibrate")
+MISSING_VECTOR = "calibrate"
 KEYWORD_WEIGHT_POWER = 2.0  # how fast trust falls below parity
 VECTOR_DROP_DEPTH = 10
 TYPICAL_VECTOR_DROP = 0.3  # the median drop ratio on all five benchmark sets (0.25-0.37)

@@ -11,6 +11,10 @@ from ..errors import InvalidQuery
 from .dates import extract_dates, parse_date_flag, parse_recent
 
 MODES = ("hybrid", "fts", "vector")
+# When vectors are unavailable (no model, or no chunk embedded yet): "auto" (the default)
+# returns keyword results with a warning unless vectors were asked for (--vec-only),
+# "fts-only" does the same, "error" fails (exit 2). Issue 19 item 8.
+FALLBACKS = ("auto", "error", "fts-only")
 # A long-lived process (daemon, MCP server) runs this once at start, so its first real search
 # finds the model, tokenizer and vectors loaded; a Japanese word loads the analyser too.
 WARM_UP_QUERY = "warm up 検索"
@@ -62,7 +66,7 @@ class Query:
     text: str
     top_k: int = 10
     mode: str = "hybrid"
-    fallback: str = "error"
+    fallback: str = "auto"
     filters: Filters = field(default_factory=Filters)
     include_content: int = 0
 
@@ -77,7 +81,7 @@ def build_query(
     today: dt.date,
     top_k: int = 10,
     mode: str = "hybrid",
-    fallback: str = "error",
+    fallback: str = "auto",
     after: str | None = None,
     before: str | None = None,
     recent: str | None = None,
@@ -96,8 +100,8 @@ def build_query(
         raise InvalidQuery(f"-k must be a whole number from 1 to {MAX_TOP_K}, got {top_k!r}")
     if mode not in MODES:
         raise InvalidQuery(f"unknown mode {mode!r}", "use hybrid, fts or vector")
-    if fallback not in ("error", "fts-only"):
-        raise InvalidQuery(f"unknown --fallback {fallback!r}", "use error or fts-only")
+    if fallback not in FALLBACKS:
+        raise InvalidQuery(f"unknown --fallback {fallback!r}", "use " + ", ".join(FALLBACKS))
     if (
         isinstance(include_content, bool)
         or not isinstance(include_content, int)

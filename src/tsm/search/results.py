@@ -36,6 +36,7 @@ class Candidate:
     bridge: tuple[int, float] | None = None  # the query translated (bridge.py)
     synonym_only: bool = False  # the keywords matched only synonyms of the query's words
     similarity: float | None = None  # cosine of the best chunk, when vectors were used
+    estimate: float | None = None  # vector term estimated for a keyword hit with no vector yet
 
 
 @dataclass
@@ -114,9 +115,17 @@ def fused_score(cand: Candidate) -> float:
     note that holds neither typed word above the one that does. (Keywords and bridge do add
     up when they match different words, as when a Japanese claim shares "p53" with an
     English abstract and the bridge finds the rest.)"""
+    vector = cand.vector[1] if cand.vector is not None else None
+    if cand.estimate is not None:
+        vector = max(vector or 0.0, cand.estimate)
+    entity = cand.entity[1] if cand.entity is not None else None
+    return keyword_score(cand) + sum(t for t in (vector, entity) if t is not None)
+
+
+def keyword_score(cand: Candidate) -> float:
+    """The keywords' and the bridge's part of fused_score."""
     keyword = [s[1] for s in (cand.fts, cand.bridge) if s is not None]
-    matched = max(keyword, default=0.0) if cand.synonym_only else sum(keyword)
-    return matched + sum(s[1] for s in (cand.vector, cand.entity) if s is not None)
+    return max(keyword, default=0.0) if cand.synonym_only else sum(keyword)
 
 
 def select_fresh(

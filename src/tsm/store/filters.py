@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -54,3 +55,15 @@ def filter_sql(filters: FilterSpec) -> tuple[str, list[object]]:
         clauses.append(f"d.category COLLATE NOCASE IN ({marks})")
         params += list(filters.categories)
     return " AND ".join(clauses), params
+
+
+def count_documents(conn: sqlite3.Connection, filters: FilterSpec) -> int:
+    """Documents with at least one chunk the filters let through."""
+    where, params = filter_sql(filters)
+    return int(
+        conn.execute(
+            "SELECT COUNT(DISTINCT d.id) FROM documents d JOIN chunks c ON c.document_id = d.id "
+            f"WHERE {where}",
+            params,
+        ).fetchone()[0]
+    )
