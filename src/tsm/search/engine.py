@@ -357,9 +357,10 @@ def _estimate_missing(
     its keyword-only score: among themselves such hits keep the keyword-only order, and
     against the others they stand where the typical note of their keyword score stands.
     With no such hit to fit, gain is 1 + the vector weight (keywords and vector agree).
-    A document that only the vectors found is scaled by the share of chunks that have a
-    vector: its term is normalised by the best cosine among the notes embedded so far,
-    which overstates it while that share is small (bench/results/coverage-ranking.md)."""
+    Every vector term is first scaled by the share of chunks that have a vector: it is
+    normalised by the best cosine among the notes embedded so far, which overstates it
+    while that share is small. Measured against other rules at 10 % and 50 % coverage:
+    bench/results/coverage-ranking-variants.md; results: coverage-ranking.md."""
     if fuse.MISSING_VECTOR == "none":
         return
     keyword_chunk = {  # the chunk the keywords (else the bridge) chose
@@ -368,8 +369,8 @@ def _estimate_missing(
         if (hit := cand.fts or cand.bridge) is not None
     }
     lacking = side.lacking(list(keyword_chunk.values()))
-    for cand in candidates.values():
-        if cand.vector is not None and cand.doc_id not in keyword_chunk:
+    for cand in candidates.values():  # the vector side has seen only part of the notes
+        if cand.vector is not None:
             cand.vector = (cand.vector[0], cand.vector[1] * side.coverage)
 
     def plain(cand: Candidate) -> float:  # the keyword score of a keyword-only search
@@ -384,7 +385,7 @@ def _estimate_missing(
         for cand in (candidates[doc_id],)
     ]
     norm = sum(x * x for x, _ in pairs)
-    gain = sum(x * y for x, y in pairs) / norm if norm > 0 else 1.0 + side.weight
+    gain = sum(x * y for x, y in pairs) / norm if norm > 0 else 1.0 + side.weight * side.coverage
     for doc_id, chunk in keyword_chunk.items():
         if chunk in lacking:
             cand = candidates[doc_id]
