@@ -39,3 +39,13 @@ def test_documents_of_chunks_in_batches_skipping_deleted_chunks(db: sqlite3.Conn
         [(c, big) for c in chunk_ids(db, big)] + [(c, small) for c in chunk_ids(db, small)]
     )
     assert chunks.documents_of_chunks(db, []) == []
+
+
+def test_count_every_chunk_of_every_document(db: sqlite3.Connection) -> None:
+    assert chunks.count(db) == 0
+    add_note(db, "a.md", ["one", "two", "three"])
+    gone = add_note(db, "b.md", ["four", "five"])
+    assert chunks.count(db) == 5
+    with Transaction(db):
+        delete_document(db, gone)
+    assert chunks.count(db) == 3

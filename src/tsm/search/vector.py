@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..store import vectors
+from ..store import chunks, vectors
 from ..store.connect import read_snapshot
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def load_index(conn: sqlite3.Connection, db_key: str, model: str) -> VectorIndex
 def _loaded(conn: sqlite3.Connection, model: str) -> VectorIndex:
     stamp = vectors.change_seq(conn)
     chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model)
-    return VectorIndex(chunk_ids, doc_ids, matrix, stamp, _count_chunks(conn), None, matrix)
+    return VectorIndex(chunk_ids, doc_ids, matrix, stamp, chunks.count(conn), None, matrix)
 
 
 def _refreshed(conn: sqlite3.Connection, model: str, old: VectorIndex) -> VectorIndex | None:
@@ -163,7 +163,7 @@ def _refreshed(conn: sqlite3.Connection, model: str, old: VectorIndex) -> Vector
         np.concatenate([old.doc_ids, docs]),
         buffer[: n + add],
         stamp,
-        _count_chunks(conn),
+        chunks.count(conn),
         dead,
         buffer,
     )
@@ -187,7 +187,3 @@ def _compacted(index: VectorIndex) -> VectorIndex:
         dead=None,
         buffer=matrix,
     )
-
-
-def _count_chunks(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])

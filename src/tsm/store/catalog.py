@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentNotFound
-from . import migrations, vectors
+from . import chunks, migrations, vectors
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -321,7 +321,7 @@ def index_status(
     model = vectors.get_meta(conn, "model_name")
     dim = vectors.get_meta(conn, "embedding_dim")
     configured = settings.embedder
-    total_chunks = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    total_chunks = chunks.count(conn)
     missing = vectors.count_missing(conn, model)
     return IndexStatus(
         documents=by_type,

@@ -1,5 +1,6 @@
 """Which document each chunk belongs to, read for search/chunkmap.py's in-memory map (chunk id
-→ document id), loaded whole once and patched from the change log (store/vectors.py)."""
+→ document id), loaded whole once and patched from the change log (store/vectors.py); and
+how many chunks there are."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ class ChunkDocument(NamedTuple):
 
     chunk_id: int
     document_id: int
+
+
+def count(conn: sqlite3.Connection) -> int:
+    """The number of chunks in the index: what vector coverage (`tsm status`, the vector
+    signal's share of chunks with a vector) and the keyword IDF are counted against."""
+    return int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
 
 def max_chunk_id(conn: sqlite3.Connection) -> int:

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import chunks
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -39,7 +41,7 @@ def pending(conn: sqlite3.Connection, model: str, limit: int | None = None) -> l
 def count_missing(conn: sqlite3.Connection, model: str | None) -> int:
     """Chunks (not distinct texts) that have no vector for `model`."""
     if model is None:
-        return int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        return chunks.count(conn)
     return int(
         conn.execute(
             """SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (
@@ -61,11 +63,11 @@ class VectorCoverage:
 def vector_coverage(conn: sqlite3.Connection, model: str | None) -> VectorCoverage:
     """The coverage by `model`; None (no model known) counts every chunk as missing and
     every vector as another model's."""
-    (chunks,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
+    total = chunks.count(conn)
     (other,) = conn.execute(
         "SELECT COUNT(*) FROM embeddings WHERE model != ?", (model or "",)
     ).fetchone()
-    return VectorCoverage(int(chunks), count_missing(conn, model), int(other))
+    return VectorCoverage(total, count_missing(conn, model), int(other))
 
 
 def copy_reusable(conn: sqlite3.Connection, schema: str) -> int:
