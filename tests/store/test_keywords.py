@@ -87,3 +87,23 @@ def test_count_matching_documents_counts_documents_that_pass(db: sqlite3.Connect
     assert keywords.count_matching_documents(db, '"deer"', "1", ()) == 3
     assert keywords.count_matching_documents(db, '"deer"', "d.path LIKE ?", ("keep/%",)) == 2
     assert keywords.count_matching_documents(db, '"absent"', "1", ()) == 0
+
+
+def test_document_frequency_counts_matching_chunks_not_documents(db: sqlite3.Connection) -> None:
+    add_note(db, "a.md", ["deer", "deer trap", "nothing"])
+    add_note(db, "b.md", ["a deer", "other"], tags=["trap"])
+    assert keywords.document_frequency(db, '"deer"') == 3
+    assert keywords.document_frequency(db, '"trap"') == 3  # b's tags are in each of its chunks
+    assert keywords.document_frequency(db, '"deer" "trap"') == 2
+    assert keywords.document_frequency(db, '"absent"') == 0
+
+
+def test_matching_among_only_the_given_chunks(db: sqlite3.Connection) -> None:
+    a = add_note(db, "a.md", ["deer", "deer trap", "nothing"])
+    b = add_note(db, "b.md", ["a deer", "other"])
+    given = [chunk_ids(db, a)[1], chunk_ids(db, a)[2], chunk_ids(db, b)[0]]
+    assert sorted(keywords.matching_among(db, '"deer"', given)) == sorted(
+        [chunk_ids(db, a)[1], chunk_ids(db, b)[0]]
+    )
+    assert list(keywords.matching_among(db, '"trap"', given)) == [chunk_ids(db, a)[1]]
+    assert list(keywords.matching_among(db, '"absent"', given)) == []

@@ -11,6 +11,7 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from ..store import chunks, keywords
 from .fts import quote_term
 from .fuse import term_coverage
 
@@ -44,12 +45,10 @@ class TermCoverage:
     def idf(self) -> dict[str, float]:
         """Lucene-style BM25 IDF per term over chunks; unseen terms get the highest IDF."""
         if self._idf is None:
-            total = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
+            total = chunks.count(self.conn) or 1
             self._idf, self._known = {}, set()
             for term in self.terms:
-                df = self.conn.execute(
-                    "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (self._match(term),)
-                ).fetchone()[0]
+                df = keywords.document_frequency(self.conn, self._match(term))
                 self._idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
                 if df:
                     self._known.add(term)
@@ -65,12 +64,8 @@ class TermCoverage:
             return {c: 0.0 for c in chunk_ids}
         mass = sum(idf.values())
         matched = dict.fromkeys(chunk_ids, 0.0)
-        marks = ",".join("?" * len(chunk_ids))
         for term, weight in idf.items():
-            for (rowid,) in self.conn.execute(
-                f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-                (self._match(term), *chunk_ids),
-            ):
+            for rowid in keywords.matching_among(self.conn, self._match(term), chunk_ids):
                 matched[rowid] += weight
         return {c: term_coverage(m, mass) for c, m in matched.items()}
 

@@ -74,6 +74,31 @@ def matching_chunk_ids(conn: sqlite3.Connection, expression: str) -> Iterator[in
     return (r[0] for r in rows)
 
 
+def document_frequency(conn: sqlite3.Connection, expression: str) -> int:
+    """The number of chunks that match, whatever their document or filter: a term's
+    document frequency over chunks, for the keyword IDF of search/coverage.py."""
+    return int(
+        conn.execute(
+            "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,)
+        ).fetchone()[0]
+    )
+
+
+def matching_among(
+    conn: sqlite3.Connection, expression: str, chunk_ids: Sequence[int]
+) -> Iterator[int]:
+    """The ids of those of `chunk_ids` that match, in no set order, read lazily: which of a
+    search's few result chunks hold a query term (search/coverage.py). `rowid IN` lets FTS5
+    look the ids up instead of testing every match. One bound variable per id, not batched:
+    the callers pass the chunks of one page of results."""
+    marks = ",".join("?" * len(chunk_ids))
+    rows = conn.execute(
+        f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+        (expression, *chunk_ids),
+    )
+    return (r[0] for r in rows)
+
+
 def count_matching_documents(
     conn: sqlite3.Connection, expression: str, where: str, params: Sequence[object]
 ) -> int:
