@@ -8,10 +8,12 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..models import Hit, ScoreBreakdown, Source
+from ..store import hits as rows
+from ..store.hits import ResultDocument
 from . import fuse
 from .related import LinkGraph
 from .snippets import make_snippet
@@ -20,9 +22,6 @@ if TYPE_CHECKING:
     from .coverage import TermCoverage
 
 CATEGORY_HALF_LIFE = {"daily": 90.0, "journal": 90.0}
-_DOC_COLUMNS = (
-    "id, path, title, type, category, status, created, updated, doc_date, size, mtime, aliases"
-)
 
 
 @dataclass
@@ -43,7 +42,7 @@ class Candidate:
 class _Scored:
     score: float
     cand: Candidate
-    doc: tuple[Any, ...]
+    doc: ResultDocument
     chunk_id: int
     recency: float
     status: float
@@ -52,10 +51,11 @@ class _Scored:
 
 
 def multipliers(
-    settings: Settings, now: dt.datetime, doc: tuple[Any, ...]
+    settings: Settings, now: dt.datetime, doc: ResultDocument
 ) -> tuple[float, float, float]:
-    """(recency, status, weight) for a document row of _DOC_COLUMNS."""
-    path, doc_type, category, status, date = doc[1], doc[3], doc[4], doc[5], doc[8]
+    """(recency, status, weight) for a document."""
+    path, doc_type, category, status = doc.path, doc.type, doc.category, doc.status
+    date = doc.doc_date
     weight = 1.0
     half_life = CATEGORY_HALF_LIFE.get(category) or settings.get("ranking.half_life_days")
     for content_dir in settings.content_dirs:
@@ -83,15 +83,7 @@ def rank_candidates(
     conn: sqlite3.Connection, settings: Settings, now: dt.datetime, candidates: list[Candidate]
 ) -> list[_Scored]:
     """Final score = fused RRF × recency × status × weight, best first."""
-    docs: dict[int, tuple[Any, ...]] = {}
-    ids = [c.doc_id for c in candidates]
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for row in conn.execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE id IN ({marks})", part
-        ):
-            docs[row[0]] = row
+    docs = rows.documents_by_id(conn, [c.doc_id for c in candidates])
     scored = []
     for cand in candidates:
         doc = docs.get(cand.doc_id)
@@ -137,7 +129,7 @@ def select_fresh(
     for item in scored:
         if len(chosen) >= top_k:
             break
-        path, doc_type, size, mtime = item.doc[1], item.doc[3], item.doc[9], item.doc[10]
+        path, doc_type, size, mtime = item.doc.path, item.doc.type, item.doc.size, item.doc.mtime
         if root is not None and doc_type != "session":
             state = _freshness(os.path.join(root, path), size, mtime)
             if state == "missing":
@@ -167,24 +159,9 @@ def build_hits(
         return ()
     chunk_ids = [s.chunk_id for s in chosen]
     doc_ids = [s.cand.doc_id for s in chosen]
-    chunks = _by_id(
-        conn, "SELECT id, chunk_index, section, page, text FROM chunks WHERE id IN ({})", chunk_ids
-    )
-    counts = {
-        d: n
-        for d, n in conn.execute(
-            f"SELECT document_id, COUNT(*) FROM chunks WHERE document_id IN "
-            f"({','.join('?' * len(doc_ids))}) GROUP BY document_id",
-            doc_ids,
-        )
-    }
-    tags: dict[int, list[str]] = {}
-    for doc_id, tag in conn.execute(
-        f"SELECT document_id, tag FROM tags WHERE document_id IN "
-        f"({','.join('?' * len(doc_ids))}) ORDER BY tag",
-        doc_ids,
-    ):
-        tags.setdefault(doc_id, []).append(tag)
+    chunks = rows.chunks_by_id(conn, chunk_ids)
+    counts = rows.chunk_counts(conn, doc_ids)
+    tags = rows.tags_by_document(conn, doc_ids)
     covered = coverage.per_chunk(chunk_ids) if coverage else {}
     graph = LinkGraph(conn)
     shown = set(doc_ids)
@@ -210,21 +187,23 @@ def build_hits(
         )
         source = Source(
             cand.doc_id,
-            doc[2],
-            doc[1],
-            doc[3],
+            doc.title,
+            doc.path,
+            doc.type,
             page,
             chunk_index,
             counts.get(cand.doc_id, 0),
             tuple(tags.get(cand.doc_id, ())),
-            doc[4],
-            doc[5],
-            doc[6],
-            doc[7],
+            doc.category,
+            doc.status,
+            doc.created,
+            doc.updated,
             item.stale,
         )
-        related = graph.related(cand.doc_id, doc[1], doc[2], json.loads(doc[11] or "[]"), shown)
-        content = _content(conn, cand.doc_id) if position < include_content else None
+        related = graph.related(
+            cand.doc_id, doc.path, doc.title, json.loads(doc.aliases or "[]"), shown
+        )
+        content = rows.document_text(conn, cand.doc_id) if position < include_content else None
         hits.append(
             Hit(
                 item.chunk_id,
@@ -245,14 +224,6 @@ def _contribution(signal: tuple[int, float] | None, ran: bool) -> float | None:
     if signal is not None:
         return round(signal[1], 6)
     return 0.0 if ran else None
-
-
-def _by_id(conn: sqlite3.Connection, sql: str, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    return {row[0]: row for row in conn.execute(sql.format(",".join("?" * len(ids))), ids)}
-
-
-def _content(conn: sqlite3.Connection, doc_id: int) -> str:
-    return str(conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])
 
 
 def _freshness(path: str, size: int, mtime: float) -> str:

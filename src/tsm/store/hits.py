@@ -1,0 +1,104 @@
+"""What a search reads to turn its ranked documents into results (search/results.py): the
+documents' rows for the score multipliers and the freshness check, then, for the few chosen,
+their passages, chunk counts, tags and full text. Every read is by id, a batch per statement
+(`id IN (...)`), so a page of results costs a handful of statements whatever the vault's size.
+Rows are NamedTuples: the multipliers read one per candidate, hundreds per search."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import NamedTuple
+
+# Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
+_BATCH = 500
+
+
+class ResultDocument(NamedTuple):
+    """A candidate document: what the multipliers (path, type, category, status, date), the
+    freshness check (size, mtime), a hit's source (title, created, updated) and its related
+    documents (aliases) need. The fields are the columns read, in the statement's order."""
+
+    id: int
+    path: str
+    title: str
+    type: str
+    category: str
+    status: str | None
+    created: str | None
+    updated: str | None
+    doc_date: str | None
+    size: int
+    mtime: float
+    aliases: str  # a JSON list
+
+
+class ResultChunk(NamedTuple):
+    """The passage a hit shows."""
+
+    id: int
+    chunk_index: int
+    section: str
+    page: int | None
+    text: str
+
+
+_DOCUMENT_COLUMNS = ", ".join(ResultDocument._fields)
+
+
+def documents_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, ResultDocument]:
+    """The row of each of these documents that still exists, by id (a document deleted since
+    it was found has none)."""
+    docs: dict[int, ResultDocument] = {}
+    for start in range(0, len(ids), _BATCH):
+        part = ids[start : start + _BATCH]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(
+            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})",
+            part,
+        ):
+            docs[row[0]] = ResultDocument._make(row)
+    return docs
+
+
+def chunks_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, ResultChunk]:
+    """The passage of each of these chunks, by id; one statement (a page of results)."""
+    return {
+        row[0]: ResultChunk._make(row)
+        for row in conn.execute(
+            "SELECT id, chunk_index, section, page, text FROM chunks WHERE id IN "
+            f"({','.join('?' * len(ids))})",
+            ids,
+        )
+    }
+
+
+def chunk_counts(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, int]:
+    """How many chunks each of these documents has, by id (a hit's `total_chunks`); a
+    document with none is absent."""
+    return {
+        d: n
+        for d, n in conn.execute(
+            f"SELECT document_id, COUNT(*) FROM chunks WHERE document_id IN "
+            f"({','.join('?' * len(doc_ids))}) GROUP BY document_id",
+            doc_ids,
+        )
+    }
+
+
+def tags_by_document(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
+    """The tags of each of these documents, sorted, by id; a document without tags is
+    absent."""
+    tags: dict[int, list[str]] = {}
+    for doc_id, tag in conn.execute(
+        f"SELECT document_id, tag FROM tags WHERE document_id IN "
+        f"({','.join('?' * len(doc_ids))}) ORDER BY tag",
+        doc_ids,
+    ):
+        tags.setdefault(doc_id, []).append(tag)
+    return tags
+
+
+def document_text(conn: sqlite3.Connection, doc_id: int) -> str:
+    """A document's full indexed text (a hit's `content`)."""
+    return str(conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])
