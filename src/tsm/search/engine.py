@@ -16,6 +16,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
+from ..store import chunks, filters
 from ..store.filters import count_documents, filter_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
@@ -182,9 +183,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             candidates, side, {d: t for (_, d, _), t in zip(fts_ranked, fts_plain, strict=True)}
         )
     for rank, doc_id in enumerate(entity_ranked, start=1):
-        first_chunk = ctx.conn.execute(
-            "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1", (doc_id,)
-        ).fetchone()[0]
+        first_chunk = chunks.first_chunk(ctx.conn, doc_id)
         candidates.setdefault(doc_id, Candidate(doc_id)).entity = (first_chunk, fuse.rrf(rank, k))
     total = max(total, 0) + sum(1 for c in candidates.values() if _matches(c, side))
     signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
@@ -302,17 +301,7 @@ def _vector_signal(
 
     allowed = None
     if query.filters.active:
-        allowed = np.fromiter(
-            (
-                r[0]
-                for r in ctx.conn.execute(
-                    "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
-                    f"WHERE {where}",
-                    params,
-                )
-            ),
-            dtype=np.int64,
-        )
+        allowed = np.fromiter(filters.chunk_ids(ctx.conn, where, params), dtype=np.int64)
     missing = index.missing
     if missing > 0:
         warnings.append(
@@ -396,12 +385,7 @@ def _recent(
     conn: sqlite3.Connection, where: str, params: list[object], top_k: int, k: int
 ) -> list[Candidate]:
     """A query made only of a time expression: the most recent matching documents."""
-    rows = conn.execute(
-        f"""SELECT d.id, MIN(c.id) FROM documents d JOIN chunks c ON c.document_id = d.id
-            WHERE {where} GROUP BY d.id
-            ORDER BY MAX(COALESCE(c.chunk_date, d.doc_date)) DESC, d.id DESC LIMIT ?""",
-        (*params, top_k),
-    ).fetchall()
+    rows = filters.most_recent(conn, where, params, top_k)
     return [
         Candidate(doc_id, fts=(chunk_id, fuse.rrf(rank, k)))
         for rank, (doc_id, chunk_id) in enumerate(rows, start=1)

@@ -52,3 +52,11 @@ def documents_of_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> l
             ),
         )
     return found
+
+
+def first_chunk(conn: sqlite3.Connection, document_id: int) -> int:
+    """The id of a document's first chunk (where an entity match points)."""
+    row = conn.execute(
+        "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1", (document_id,)
+    ).fetchone()
+    return int(row[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 
@@ -67,3 +67,26 @@ def count_documents(conn: sqlite3.Connection, filters: FilterSpec) -> int:
             params,
         ).fetchone()[0]
     )
+
+
+def chunk_ids(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> Iterator[int]:
+    """The chunks a filter clause (filter_sql) lets through: the vector side's allow-list."""
+    for (chunk_id,) in conn.execute(
+        f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
+        params,
+    ):
+        yield chunk_id
+
+
+def most_recent(
+    conn: sqlite3.Connection, where: str, params: Sequence[object], limit: int
+) -> list[tuple[int, int]]:
+    """(document id, its first chunk id) of the most recently dated documents a filter clause
+    lets through, newest first: a query made only of a time expression."""
+    rows = conn.execute(
+        f"""SELECT d.id, MIN(c.id) FROM documents d JOIN chunks c ON c.document_id = d.id
+            WHERE {where} GROUP BY d.id
+            ORDER BY MAX(COALESCE(c.chunk_date, d.doc_date)) DESC, d.id DESC LIMIT ?""",
+        (*params, limit),
+    )
+    return [(int(doc_id), int(chunk_id)) for doc_id, chunk_id in rows]
