@@ -264,7 +264,7 @@ def test_completion_completes_commands_and_choices(tsm: Any, tmp_path: Path) -> 
         capture_output=True,
         text=True,
     )
-    assert done.stdout.split("\n")[:2] == ["error fts-only", "search"], done.stderr
+    assert done.stdout.split("\n")[:2] == ["auto error fts-only", "search"], done.stderr
     fish = shutil.which("fish")
     if fish is None:
         pytest.skip("fish is not installed")

@@ -56,8 +56,11 @@ def search_text(result: SearchResult, terminal: Terminal | None = None) -> str:
     as links with the line the hit starts at (`path:LINE`); without one, plain text (MCP)."""
     f = one_line
     t = terminal or Terminal()
+    # The header of skill-interface.md. total_matches counts what matched (CONTRACT.md): a
+    # hybrid search may show more results than that, nearest neighbours below the floor.
+    matches = f"{result.total_matches} match{'' if result.total_matches == 1 else 'es'}"
     lines = [
-        f'Search: "{t.paint(f(result.query), "heading")}" ({result.total_matches} matches, '
+        f'Search: "{t.paint(f(result.query), "heading")}" ({matches}, '
         f"showing top {result.returned})"
     ]
     if result.filters:
