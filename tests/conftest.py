@@ -26,9 +26,12 @@ from sample_vault import copy_tracked, fingerprint  # noqa: E402
 
 def pytest_configure(config: pytest.Config) -> None:
     """One cache dir for the whole run, never the developer's ~/.cache: the converted
-    embedding graph and the bilingual lexicon are built once per run, not once per test."""
+    embedding graph and the bilingual lexicon are built once per run, not once per test.
+    Parallel workers (pytest-xdist) inherit the controller's, which removes it at the end."""
     import tempfile
 
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: XDG_CACHE_HOME came from the controller's environment
     config._tsm_cache = tempfile.mkdtemp(prefix="tsm-test-cache-")  # type: ignore[attr-defined]
     os.environ["XDG_CACHE_HOME"] = config._tsm_cache  # type: ignore[attr-defined]
 
@@ -106,8 +109,26 @@ def tsm(tmp_path: Path) -> Tsm:
 
 @pytest.fixture(scope="session")
 def sample_index_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample vault indexed once with the real default model; only ever copied from."""
-    base = tmp_path_factory.mktemp("sample-index")
+    """The sample vault indexed once with the real default model; only ever copied from.
+
+    Parallel workers (pytest-xdist) share one: the first to need it builds it in the run's
+    base temp dir while holding a lock, the others wait for it and reuse it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _index_sample_vault(tmp_path_factory.mktemp("sample-index"))
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent / "sample-index"  # one per run
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "built").is_file():
+            shutil.rmtree(shared, ignore_errors=True)  # a worker that failed half-way
+            shared.mkdir()
+            _index_sample_vault(shared)
+            (shared / "built").touch()
+    return shared / "vault"
+
+
+def _index_sample_vault(base: Path) -> Path:
     root = copy_tracked(base / "vault")
     proc = subprocess.run(
         [sys.executable, "-m", "tsm", "index", "-f", "json"],
