@@ -46,14 +46,16 @@ def test_mcp_get_and_search_never_return_a_linked_outside_file(tmp_path: Path) -
                     await session.initialize()
                     for tool, args in (
                         ("get", {"path": "notes/secret.md"}),
-                        ("search", {"query": SECRET}),
+                        ("search", {"query": "secret"}),
                         ("list_documents", {}),
+                        ("search", {"query": SECRET}),  # echoed as `query`, found nowhere
                     ):
                         result: Any = await session.call_tool(tool, args)
                         replies.append(json.dumps(result.model_dump(), ensure_ascii=False))
 
     anyio.run(main)
-    get, search, listing = replies
+    get, search, listing, by_secret = replies
     assert json.loads(get)["is_error"] is True
-    assert all(SECRET not in reply for reply in replies)
+    assert all(SECRET not in reply for reply in (get, search, listing))
+    assert json.loads(by_secret)["structured_content"]["results"] == []
     assert "notes/plain.md" in listing and "notes/secret.md" not in listing
