@@ -43,9 +43,13 @@ def index_env(
 ) -> dict[str, str]:
     """A copy of examples/vault indexed by `tsm index` (once per session, in conftest.py);
     the environment every process gets."""
-    base = tmp_path_factory.mktemp("mcp")
+    return vault_env(sample_index_template, tmp_path_factory.mktemp("mcp"))
+
+
+def vault_env(template: Path, base: Path) -> dict[str, str]:
+    """A copy of the indexed `template` in `base`, and the environment for it."""
     root = base / "vault"
-    shutil.copytree(sample_index_template, root)
+    shutil.copytree(template, root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
     env |= {
         "TSM_INDEX_ROOT": str(root),
@@ -502,16 +506,7 @@ def test_stdio_searches_through_a_running_daemon_and_loads_no_model(
 ) -> None:
     """With a daemon running, the MCP server is one more client of it (issue 15, item 3):
     one resident process holds the model and the vectors. Its answers are the CLI's."""
-    root = tmp_path / "vault"
-    shutil.copytree(sample_index_template, root)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-    env |= {
-        "TSM_INDEX_ROOT": str(root),
-        "TSM_NO_USER_CONFIG": "1",
-        "TSM_AUTOSTART": "0",
-        "TSM_NOW": FIXED_NOW,
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-    }
+    env = vault_env(sample_index_template, tmp_path)
     cli_json(env, "start")
     try:
         expected = cli_json(env, "search", "install git")
