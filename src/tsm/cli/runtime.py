@@ -18,12 +18,12 @@ def load_settings() -> Settings:
     return load()
 
 
-def knowledge(settings: Settings | None = None, *, autostart: bool = False) -> Client:
-    """The core's operations: answered by the daemon when one runs (started first when
-    `autostart`), in-process otherwise (client/connect.py)."""
+def knowledge(settings: Settings | None = None, *, searching: bool = False) -> Client:
+    """The core's operations: answered by the daemon when one runs (a search starts one:
+    client/connect.py), in-process otherwise."""
     from ..client.connect import connect
 
-    return connect(settings or load_settings(), autostart=autostart)
+    return connect(settings or load_settings(), searching=searching)
 
 
 def emit(args: argparse.Namespace, data: Any, human: str) -> None:

@@ -29,9 +29,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     request = from_arguments(args, os.environ)
     settings = load_settings()
-    # Through the daemon when it runs, started on demand when the index exists.
-    autostart = bool(settings.get("daemon.autostart")) and settings.db_path.exists()
-    result = knowledge(settings, autostart=autostart).search(request)
+    result = knowledge(settings, searching=True).search(request)
     from ..render.output import search_output
     from ..render.terminal import Terminal
 

@@ -183,5 +183,8 @@ def _started(settings: Settings, wait: float) -> bool:
         return False
 
 
-def connect(settings: Settings, *, autostart: bool = False) -> Client:
+def connect(settings: Settings, *, searching: bool = False) -> Client:
+    """A Client. `searching`: it will search, so it starts a daemon when none runs, if
+    `daemon.autostart` is on and the index exists (a daemon never creates an index)."""
+    autostart = searching and bool(settings.get("daemon.autostart")) and settings.db_path.exists()
     return Client(settings, autostart=autostart)

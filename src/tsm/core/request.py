@@ -97,8 +97,16 @@ class SearchRequest:
         return cls(WARM_UP_QUERY, top_k=1, fallback="fts-only")
 
 
-_STRINGS = ("after", "before", "recent", "year")
 _LISTS = ("paths", "tags", "types", "categories")
+# The JSON types each scalar field accepts on the wire (bool is never an int here).
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "text": (str,),
+    "mode": (str,),
+    "fallback": (str,),
+    "top_k": (int, type(None)),
+    "include_content": (int,),
+    **{name: (str, type(None)) for name in ("after", "before", "recent", "year")},
+}
 
 
 def _checked(name: str, value: object) -> Any:
@@ -113,16 +121,7 @@ def _checked(name: str, value: object) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise UserError(f"search field {name!r} must be a list of strings")
         return tuple(value)
-    expected: tuple[type, ...] = (
-        (int, type(None))
-        if name == "top_k"
-        else (int,)
-        if name == "include_content"
-        else (str, type(None))
-        if name in _STRINGS
-        else (str,)
-    )
-    if isinstance(value, bool) or not isinstance(value, expected):
+    if isinstance(value, bool) or not isinstance(value, _SCALARS[name]):
         raise UserError(f"search field {name!r} has the wrong type ({type(value).__name__})")
     return value
 

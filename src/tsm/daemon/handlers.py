@@ -310,8 +310,7 @@ class Handlers:
         path = Path(arguments.text(args, "path"))
         report = self.writer.submit(
             f"ingest {path.name}", lambda conn: ingest_session(self.settings, conn, path, None)
-        ).result()
-        self.backfill.wake()
+        ).result()  # the writer wakes the backfill for the turns this wrote
         return self._report(asdict(report))
 
     def _report(self, data: dict[str, Any]) -> dict[str, Any]:

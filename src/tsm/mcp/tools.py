@@ -47,8 +47,7 @@ class Tools:
 
     def __init__(self, settings: Settings, client: Client | None = None) -> None:
         self.settings = settings
-        autostart = bool(settings.get("daemon.autostart")) and settings.db_path.exists()
-        self.client = client or connect(settings, autostart=autostart)
+        self.client = client or connect(settings, searching=True)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsm-core")
         self._started = time.time()
         self.warmup_ms: float | None = None
