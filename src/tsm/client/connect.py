@@ -186,5 +186,5 @@ def _started(settings: Settings, wait: float) -> bool:
 def connect(settings: Settings, *, searching: bool = False) -> Client:
     """A Client. `searching`: it will search, so it starts a daemon when none runs, if
     `daemon.autostart` is on and the index exists (a daemon never creates an index)."""
-    autostart = searching and bool(settings.get("daemon.autostart")) and settings.db_path.exists()
+    autostart = searching and bool(settings.get("daemon.autostart")) and settings.has_index
     return Client(settings, autostart=autostart)

@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 from ..config import Settings
 from ..errors import TsmError
 from ..statedir import dir_problem
+from ..store.connect import Connection
 
 CheckStatus = Literal["ok", "warn", "error"]
 REBUILD_FIX = (
@@ -89,7 +90,7 @@ def diagnose(
     settings: Settings,
     daemon: dict[str, Any],
     embedder: dict[str, Any] | None,
-    conn: sqlite3.Connection | None = None,
+    conn: Connection | None = None,
 ) -> DoctorReport:
     """Run every check. `daemon` describes the daemon (running, stale pid …), `embedder` the
     daemon's embedding workers (None when no daemon runs). `conn`: the index's connection
@@ -147,9 +148,7 @@ def _trust(settings: Settings) -> list[Check]:
     ]
 
 
-def _open(
-    settings: Settings, conn: sqlite3.Connection | None
-) -> tuple[sqlite3.Connection | None, str | None]:
+def _open(settings: Settings, conn: Connection | None) -> tuple[Connection | None, str | None]:
     """The index's connection, or None and why it cannot be opened."""
     if conn is not None:
         return conn, None
@@ -163,9 +162,7 @@ def _open(
         return None, exc.message
 
 
-def _database(
-    settings: Settings, db: sqlite3.Connection | None, problem: str | None
-) -> list[Check]:
+def _database(settings: Settings, db: Connection | None, problem: str | None) -> list[Check]:
     from ..store import catalog, migrations
 
     if not settings.db_path.exists():
@@ -301,7 +298,7 @@ def _embedder(settings: Settings, embedder: dict[str, Any] | None) -> list[Check
 
 
 def _vectors(
-    settings: Settings, db: sqlite3.Connection | None, embedder: dict[str, Any] | None
+    settings: Settings, db: Connection | None, embedder: dict[str, Any] | None
 ) -> list[Check]:
     from ..store import vectors
 

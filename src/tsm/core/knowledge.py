@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from ..indexing import IndexReport, Progress, embed_pending, index_paths
 from ..models import SearchResult
 from ..statedir import open_private, private_dir
 from ..store import catalog
-from ..store.connect import open_db
+from ..store.connect import Connection, open_store
 from .reindex import ReindexReport, check_target, drop_vectors, fts_batches, rebuild_fts
 from .request import SearchRequest
 from .scaffolds import scaffolds
@@ -62,20 +61,20 @@ class LocalKnowledge:
         self,
         settings: Settings,
         embedder: Embedder | None = None,
-        conn: sqlite3.Connection | None = None,
+        conn: Connection | None = None,
     ) -> None:
         self.settings = settings
-        self._conn: sqlite3.Connection | None = conn
+        self._conn: Connection | None = conn
         self._embedder = embedder
         self._embedder_loaded = embedder is not None
 
     # -- plumbing -------------------------------------------------------------------------
-    def conn(self, create: bool = False) -> sqlite3.Connection:
+    def conn(self, create: bool = False) -> Connection:
         if self._conn is None:
             state = self.settings.state_dir
             if create or os.path.lexists(state):  # ours: 0700, no symlink (statedir.py)
                 private_dir(state)
-            self._conn = open_db(self.settings.db_path, create=create)
+            self._conn = open_store(self.settings, create=create)
         return self._conn
 
     def embedder(self) -> Embedder | None:
@@ -111,7 +110,7 @@ class LocalKnowledge:
     def warm_up(self) -> None:
         """Load the tokenizer's dictionary, the model and the vector matrix now, so that the
         first real search of a long-lived process (daemon, MCP server) answers warm."""
-        if self.settings.db_path.exists():
+        if self.settings.has_index:
             self.search(SearchRequest.for_warm_up())
 
     # -- writes ---------------------------------------------------------------------------
@@ -163,9 +162,9 @@ class LocalKnowledge:
         kept: list[str] = []
         settings = self.settings
         private_dir(settings.state_dir)
-        existed = settings.db_path.exists()
+        existed = settings.has_index
         self.conn(create=True)
-        (kept if existed else created).append(str(settings.db_path))
+        (kept if existed else created).append(settings.store_key)
         for path, text in scaffolds(settings).items():
             if path.exists():
                 kept.append(str(path))

@@ -25,9 +25,21 @@ from ..store import documents, vectors
 from ..store.connect import Transaction, attached, leave_wal, rebuild_path, release_wal
 
 
+def refuse_server_store(settings: Settings) -> None:
+    """A rebuild swaps one SQLite file for another; a PostgreSQL store is shared by a team
+    and has no file to swap."""
+    if settings.store_url:
+        raise UserError(
+            "`tsm rebuild` rebuilds the SQLite index file; this index is on PostgreSQL "
+            f"({settings.store_key})",
+            "run `tsm index` to bring it up to date, or `tsm reindex` to redo its keyword rows",
+        )
+
+
 def plan(settings: Settings, daemon_state: str) -> dict[str, Any]:
     """What `rebuild --apply` would do (the dry run); `daemon_state` as client.lifecycle
     reports it."""
+    refuse_server_store(settings)
     db = settings.db_path
     return {
         "apply": False,
@@ -49,6 +61,7 @@ def plan(settings: Settings, daemon_state: str) -> dict[str, Any]:
 def rebuild(settings: Settings, progress: Progress | None, daemon: DaemonControl) -> dict[str, Any]:
     """Rebuild, swap, embed. On any failure before the swap the old DB is as it was and the
     error (a TsmError) says so, with `details["backup"]` naming where the old index is."""
+    refuse_server_store(settings)
     stopped = daemon.stop()
     db = settings.db_path
     new = rebuild_path(db)
@@ -92,6 +105,8 @@ def _build(settings: Settings, new: Path, progress: Progress | None) -> dict[str
     try:
         report = local.index(embed=False, progress=progress)
         conn = local.conn()
+        if not isinstance(conn, sqlite3.Connection):  # refuse_server_store let it through
+            raise TypeError("rebuild builds an SQLite file")
         sessions = _restore_sessions(local.settings, conn, known, old, report)
         reused = _reuse_vectors(conn, old) if old and not old_problem else 0
         leave_wal(conn)  # fold the WAL in: one file to rename

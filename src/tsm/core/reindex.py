@@ -4,17 +4,16 @@ a daemon they run here and are waited for."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config import Settings
 from ..errors import UserError
 from ..store import documents, vectors
-from ..store.connect import Transaction
+from ..store.connect import Connection, Transaction
 
 TARGETS = ("all", "fts", "vectors")
-Job = Callable[[sqlite3.Connection], int]
+Job = Callable[[Connection], int]
 
 
 @dataclass
@@ -34,7 +33,7 @@ def check_target(target: str) -> str:
     return target
 
 
-def fts_batches(conn: sqlite3.Connection, batch: int = 100) -> list[list[int]]:
+def fts_batches(conn: Connection, batch: int = 100) -> list[list[int]]:
     """Document ids in batches (the daemon runs one writer job per batch)."""
     ids = documents.document_ids(conn)
     return [ids[i : i + batch] for i in range(0, len(ids), batch)]
@@ -44,7 +43,7 @@ def rebuild_fts(settings: Settings, doc_ids: list[int]) -> Job:
     """A job that re-tokenizes the stored chunks of `doc_ids` into fresh keyword rows (after
     a tokenizer or user-dictionary change)."""
 
-    def job(conn: sqlite3.Connection) -> int:
+    def job(conn: Connection) -> int:
         from ..text.tokenizer import compiled_user_dict, get_tokenizer
 
         tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
@@ -76,7 +75,7 @@ def rebuild_fts(settings: Settings, doc_ids: list[int]) -> Job:
     return job
 
 
-def drop_vectors(conn: sqlite3.Connection) -> int:
+def drop_vectors(conn: Connection) -> int:
     """Forget every vector; the next embedding run (or the daemon's backfill) embeds again."""
     with Transaction(conn):
         return vectors.drop_all(conn)

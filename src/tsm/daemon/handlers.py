@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import sqlite3
 import threading
 import time
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from ..core.knowledge import LocalKnowledge
 from ..core.reindex import ReindexReport, check_target, drop_vectors, fts_batches, rebuild_fts
 from ..core.request import SearchRequest
 from ..errors import TsmError, UserError
-from ..store.connect import open_db
+from ..store.connect import Connection, open_store
 from ..store.failures import translate
 from . import arguments
 
@@ -111,7 +110,7 @@ class Handlers:
         self.settings = server.settings
         self.fingerprint = settings_fingerprint(self.settings)
         self._want_watch = watch
-        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._pool: queue.LifoQueue[Connection] = queue.LifoQueue()
         self.requests = 0
         self.searches = 0
         self.embedders: EmbedderHost
@@ -158,11 +157,11 @@ class Handlers:
             self._pool.get_nowait().close()
 
     @contextmanager
-    def reader(self) -> Iterator[sqlite3.Connection]:
+    def reader(self) -> Iterator[Connection]:
         try:
             conn = self._pool.get_nowait()
         except queue.Empty:
-            conn = open_db(self.settings.db_path)
+            conn = open_store(self.settings)
         try:
             yield conn
         finally:

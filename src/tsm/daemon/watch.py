@@ -10,7 +10,6 @@ the moment it starts. So once watching, it catches up with one incremental scan,
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from pathlib import Path, PurePosixPath
@@ -20,6 +19,7 @@ from ..config import Settings
 from ..errors import UserError
 from ..sources import reader_for
 from ..store import documents
+from ..store.connect import Connection
 from ..workspace import IGNORE_FILE, IgnoreRules
 from .writer import Writer
 
@@ -158,7 +158,7 @@ class Watcher:
         log.info("watcher: %d changed paths", len(paths))
         self.writer.submit(f"watch: {len(paths)} paths", lambda conn: self._index(conn, paths))
 
-    def _catch_up(self, conn: sqlite3.Connection) -> None:
+    def _catch_up(self, conn: Connection) -> None:
         """What changed before the watches existed. Only for a root indexed before: a daemon
         never turns a folder nobody indexed into an index."""
         from ..indexing import index_paths
@@ -177,7 +177,7 @@ class Watcher:
         finally:
             self.caught_up = True
 
-    def _index(self, conn: sqlite3.Connection, paths: set[Path]) -> None:
+    def _index(self, conn: Connection, paths: set[Path]) -> None:
         """Index what exists, drop what vanished, skip what was never indexed."""
         from ..indexing import index_paths
 
@@ -193,7 +193,7 @@ class Watcher:
                 except UserError as exc:
                     log.info("watcher: skipped %s: %s", path, exc.message)
 
-    def _wanted(self, conn: sqlite3.Connection, path: Path) -> bool:
+    def _wanted(self, conn: Connection, path: Path) -> bool:
         rel = self._rel(path)
         if rel is None:
             return False

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -25,10 +24,10 @@ from ..config import Settings
 from ..embed import Embedder, passage_text
 from ..errors import EmbedderUnavailable
 from ..store import vectors
-from ..store.connect import Transaction, open_db, rollback
+from ..store.connect import Connection, Transaction, open_store, rollback
 
 log = logging.getLogger("tsm.daemon")
-JobFn = Callable[[sqlite3.Connection], Any]
+JobFn = Callable[[Connection], Any]
 
 
 @dataclass
@@ -44,7 +43,7 @@ class Writer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.conn = open_db(settings.db_path, create=True)
+        self.conn = open_store(settings, create=True)
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self.current: str | None = None
         self.done_jobs = 0
@@ -146,7 +145,7 @@ class Backfill:
         return {"state": self.state, "detail": self.detail, "embedded_since_start": self.embedded}
 
     def _run(self) -> None:
-        conn: sqlite3.Connection | None = None
+        conn: Connection | None = None
         while not self._stop:
             self._wake.wait()
             self._wake.clear()
@@ -157,7 +156,7 @@ class Backfill:
                 if name is None:
                     self.state = "disabled"
                     continue
-                conn = conn or open_db(self.settings.db_path)
+                conn = conn or open_store(self.settings)
                 if not vectors.pending(conn, name, 1):
                     self.writer.submit("drop orphan vectors", vectors_cleanup, quiet=True).result()
                     continue
@@ -176,7 +175,7 @@ class Backfill:
                 self.state, self.detail = "error", f"{type(exc).__name__}: {exc}"
                 time.sleep(1.0)
 
-    def _one_batch(self, conn: sqlite3.Connection, embedder: Embedder) -> bool:
+    def _one_batch(self, conn: Connection, embedder: Embedder) -> bool:
         """Embed one batch; False when nothing is left."""
         batch = vectors.pending(conn, embedder.name, self.batch_size)
         if not batch:
@@ -186,7 +185,7 @@ class Backfill:
         name, dim = embedder.name, embedder.dim
         rows = list(zip((p.embed_hash for p in batch), matrix, strict=True))
 
-        def store(wconn: sqlite3.Connection) -> None:
+        def store(wconn: Connection) -> None:
             with Transaction(wconn):
                 vectors.set_meta(wconn, "model_name", name)
                 vectors.set_meta(wconn, "embedding_dim", str(dim))
@@ -197,6 +196,6 @@ class Backfill:
         return True
 
 
-def vectors_cleanup(conn: sqlite3.Connection) -> int:
+def vectors_cleanup(conn: Connection) -> int:
     with Transaction(conn):
         return vectors.drop_orphans(conn)

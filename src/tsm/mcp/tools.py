@@ -172,7 +172,7 @@ class Tools:
     def _warm_up(self) -> None:
         started = time.perf_counter()
         try:
-            if not self.settings.db_path.exists():
+            if not self.settings.has_index:
                 log.warning("no index at %s yet; run `tsm index`", self.settings.db_path)
                 return
             self.client.warm_up()

@@ -6,14 +6,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..store import chunks, vectors
-from ..store.connect import read_snapshot
+from ..store.connect import Connection, read_snapshot
+from ..store.vectors import Stamp
 
 NO_DOCUMENT = -1
 
@@ -23,7 +23,7 @@ class ChunkDocuments:
     """An immutable snapshot: `doc_of[chunk_id]` or NO_DOCUMENT."""
 
     doc_of: array[int]
-    stamp: int
+    stamp: Stamp
 
     def count_documents(self, chunk_ids: Iterable[int]) -> int:
         doc_of, size = self.doc_of, len(self.doc_of)
@@ -36,7 +36,7 @@ _cache: dict[str, ChunkDocuments] = {}
 _lock = threading.Lock()
 
 
-def chunk_documents(conn: sqlite3.Connection, db_key: str) -> ChunkDocuments:
+def chunk_documents(conn: Connection, db_key: str) -> ChunkDocuments:
     """The cached map for this DB, brought up to date with the change log."""
     with _lock:
         cached = _cache.get(db_key)
@@ -52,7 +52,7 @@ def chunk_documents(conn: sqlite3.Connection, db_key: str) -> ChunkDocuments:
         return fresh
 
 
-def _loaded(conn: sqlite3.Connection) -> ChunkDocuments:
+def _loaded(conn: Connection) -> ChunkDocuments:
     stamp = vectors.change_seq(conn)
     top = chunks.max_chunk_id(conn)
     doc_of = array("q", [NO_DOCUMENT]) * (top + 1)
@@ -62,7 +62,7 @@ def _loaded(conn: sqlite3.Connection) -> ChunkDocuments:
 
 
 def _patched(
-    conn: sqlite3.Connection, old: ChunkDocuments, changed: list[int], stamp: int
+    conn: Connection, old: ChunkDocuments, changed: list[int], stamp: Stamp
 ) -> ChunkDocuments:
     doc_of = array("q", old.doc_of)
     if changed and max(changed) >= len(doc_of):

@@ -8,10 +8,10 @@ also an absolute relevance cue, unlike RRF scores, which only order results.
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from ..store import chunks, keywords
+from ..store.connect import Connection
 from .fts import quote_term
 from .fuse import term_coverage
 
@@ -30,7 +30,7 @@ class TermCoverage:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         terms: Sequence[str],
         expressions: Mapping[str, str] | None = None,
     ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,6 +16,7 @@ from ..embed import Embedder
 from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
 from ..store import chunks, filters
+from ..store.connect import Connection
 from ..store.filters import count_documents, filter_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
@@ -46,7 +46,7 @@ EMBED_HINT = (
 class SearchContext:
     """What a search needs besides the query. `embedder` is called only when vectors are."""
 
-    conn: sqlite3.Connection
+    conn: Connection
     settings: Settings
     embedder: Callable[[], Embedder | None]
     now: dt.datetime = field(default_factory=dt.datetime.now)
@@ -118,7 +118,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     if mode in ("hybrid", "fts") and terms:
         expression = match_expression(terms)
         assert expression is not None
-        db_key = str(settings.db_path)
+        db_key = settings.store_key
 
         def chunk_docs() -> ChunkDocuments:
             return chunk_documents(ctx.conn, db_key)
@@ -234,7 +234,7 @@ def _bridge_signal(
     expression = bridge_expression(groups)
     if expression is None:
         return [], None
-    db_key = str(ctx.settings.db_path)
+    db_key = ctx.settings.store_key
     ranked, _ = fts_hits(
         ctx.conn, expression, where, params, depth, lambda: chunk_documents(ctx.conn, db_key)
     )
@@ -285,7 +285,7 @@ def _vector_signal(
     item 8)."""
     try:
         name, qvec, generic = embedding.result()
-        index = load_index(ctx.conn, str(ctx.settings.db_path), name)
+        index = load_index(ctx.conn, ctx.settings.store_key, name)
         if index.live_rows == 0:
             raise EmbedderUnavailable(f"no chunk has a vector from {name} yet", EMBED_HINT)
     except EmbedderUnavailable as exc:
@@ -382,7 +382,7 @@ def _estimate_missing(
 
 
 def _recent(
-    conn: sqlite3.Connection, where: str, params: list[object], top_k: int, k: int
+    conn: Connection, where: str, params: list[object], top_k: int, k: int
 ) -> list[Candidate]:
     """A query made only of a time expression: the most recent matching documents."""
     rows = filters.most_recent(conn, where, params, top_k)

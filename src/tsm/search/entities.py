@@ -3,18 +3,18 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from ..store import entities
 from ..store.catalog import TagCount
+from ..store.connect import Connection
 from ..store.names import normalise
 
 MAX_ENTITY_DOCS = 20
 
 
 def entity_documents(
-    conn: sqlite3.Connection,
+    conn: Connection,
     query_text: str,
     terms: Sequence[str],
     where: str,

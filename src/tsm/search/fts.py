@@ -3,11 +3,11 @@ turns any user text into quoted terms, so FTS5 syntax (`"`, `*`, `AND`, `(`, `-`
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..store import keywords
+from ..store import filters, keywords
+from ..store.connect import Connection
 
 if TYPE_CHECKING:
     from .chunkmap import ChunkDocuments
@@ -28,7 +28,7 @@ def match_expression(terms: Sequence[str]) -> str | None:
 
 
 def fts_hits(
-    conn: sqlite3.Connection,
+    conn: Connection,
     expression: str,
     where: str,
     params: Sequence[object],
@@ -38,7 +38,7 @@ def fts_hits(
     """Best chunk per document as (chunk_id, document_id, bm25), best first, and the number of
     matching documents. `where` filters on `c` (chunks) and `d` (documents); `chunk_docs`
     makes the count cheap when there is no filter."""
-    if where.strip() == "1":
+    if where == filters.EVERYTHING:
         rows = _unfiltered_hits(conn, expression, limit)
     else:
         rows = keywords.best_chunk_per_document(
@@ -46,7 +46,7 @@ def fts_hits(
         )
     if len(rows) < limit:
         total = len(rows)
-    elif where.strip() == "1" and chunk_docs is not None:
+    elif where == filters.EVERYTHING and chunk_docs is not None:
         total = chunk_docs().count_documents(keywords.matching_chunk_ids(conn, expression))
     else:  # counting needs no ranking
         total = keywords.count_matching_documents(conn, expression, where, params)
@@ -54,9 +54,7 @@ def fts_hits(
     return [(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows], total
 
 
-def _unfiltered_hits(
-    conn: sqlite3.Connection, expression: str, limit: int
-) -> list[keywords.KeywordMatch]:
+def _unfiltered_hits(conn: Connection, expression: str, limit: int) -> list[keywords.KeywordMatch]:
     """Without filters FTS5 can keep just the best rows by rank (store.keywords.best_chunks);
     a document's chunks may repeat, so fetch more rows until `limit` docs."""
     best: dict[int, keywords.KeywordMatch] = {}

@@ -5,11 +5,11 @@ as Obsidian does), relative Markdown links, and backlinks. Every lookup uses an 
 from __future__ import annotations
 
 import posixpath
-import sqlite3
 from collections.abc import Iterable
 
 from ..models import Related
 from ..store import links
+from ..store.connect import Connection
 from ..store.links import DocumentPath
 from ..store.names import document_names, link_key, normalise
 
@@ -22,7 +22,7 @@ MAX_RELATED = 5
 class LinkGraph:
     """Resolves link targets against the indexed documents, caching lookups per search."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self._resolved: dict[tuple[str, str], DocumentPath | None] = {}
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..models import Hit, ScoreBreakdown, Source
 from ..store import hits as rows
+from ..store.connect import Connection
 from ..store.hits import ResultDocument
 from . import fuse
 from .related import LinkGraph
@@ -80,7 +80,7 @@ def multipliers(
 
 
 def rank_candidates(
-    conn: sqlite3.Connection, settings: Settings, now: dt.datetime, candidates: list[Candidate]
+    conn: Connection, settings: Settings, now: dt.datetime, candidates: list[Candidate]
 ) -> list[_Scored]:
     """Final score = fused RRF × recency × status × weight, best first."""
     docs = rows.documents_by_id(conn, [c.doc_id for c in candidates])
@@ -143,7 +143,7 @@ def select_fresh(
 
 
 def build_hits(
-    conn: sqlite3.Connection,
+    conn: Connection,
     chosen: list[_Scored],
     *,
     signals: tuple[bool, bool],

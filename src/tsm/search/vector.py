@@ -11,14 +11,14 @@ until they are a quarter of the matrix, then it is compacted. Brute force stays 
 from __future__ import annotations
 
 import functools
-import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..store import chunks, vectors
-from ..store.connect import read_snapshot
+from ..store.connect import Connection, read_snapshot
+from ..store.vectors import Stamp
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +35,7 @@ class VectorIndex:
     chunk_ids: np.ndarray  # (n,) int64
     doc_ids: np.ndarray  # (n,) int64
     matrix: np.ndarray  # (n, dim) float32 view of `buffer`
-    stamp: int  # the change-log seq this snapshot reflects
+    stamp: Stamp  # the change-log stamp this snapshot reflects
     total_chunks: int = 0  # chunks in the index; those without a vector are "missing"
     dead: np.ndarray | None = None  # positions of removed rows (tombstones)
     buffer: np.ndarray | None = None  # (capacity, dim): room to append without copying
@@ -115,7 +115,7 @@ _cache: dict[tuple[str, str], VectorIndex] = {}
 _lock = threading.Lock()
 
 
-def load_index(conn: sqlite3.Connection, db_key: str, model: str) -> VectorIndex:
+def load_index(conn: Connection, db_key: str, model: str) -> VectorIndex:
     """The cached matrix for this DB and model, brought up to date with the change log."""
     with _lock:
         cached = _cache.get((db_key, model))
@@ -129,13 +129,13 @@ def load_index(conn: sqlite3.Connection, db_key: str, model: str) -> VectorIndex
         return index
 
 
-def _loaded(conn: sqlite3.Connection, model: str) -> VectorIndex:
+def _loaded(conn: Connection, model: str) -> VectorIndex:
     stamp = vectors.change_seq(conn)
     chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model)
     return VectorIndex(chunk_ids, doc_ids, matrix, stamp, chunks.count(conn), None, matrix)
 
 
-def _refreshed(conn: sqlite3.Connection, model: str, old: VectorIndex) -> VectorIndex | None:
+def _refreshed(conn: Connection, model: str, old: VectorIndex) -> VectorIndex | None:
     """`old` with the logged changes applied, or None when a full load is the better deal."""
     import numpy as np
 

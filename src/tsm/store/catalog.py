@@ -10,7 +10,6 @@ import datetime as dt
 import difflib
 import functools
 import json
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentNotFound
 from . import chunks, migrations, vectors
+from .connect import Connection
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -156,7 +156,7 @@ class IndexStatus(Row):
 _COLUMNS = ", ".join(f.name for f in fields(StoredDocument))
 
 
-def list_documents(conn: sqlite3.Connection, type_: str | None = None) -> list[DocumentSummary]:
+def list_documents(conn: Connection, type_: str | None = None) -> list[DocumentSummary]:
     """Every document (or those of one type), by path."""
     sql = """SELECT d.id, d.title, d.type, d.path, d.category, d.status, d.doc_date,
                     d.indexed_at, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id)
@@ -187,15 +187,13 @@ def list_documents(conn: sqlite3.Connection, type_: str | None = None) -> list[D
     return out
 
 
-def tag_counts(conn: sqlite3.Connection) -> list[TagCount]:
+def tag_counts(conn: Connection) -> list[TagCount]:
     """Every tag with its number of documents, most used first, then by name."""
     rows = conn.execute("SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY COUNT(*) DESC, tag")
     return [TagCount(tag, count) for tag, count in rows]
 
 
-def find_document(
-    conn: sqlite3.Connection, ref: str, *, index_root: Path, cwd: Path
-) -> StoredDocument:
+def find_document(conn: Connection, ref: str, *, index_root: Path, cwd: Path) -> StoredDocument:
     """A document by id, by path relative to the index root, or by a path from `cwd`;
     DocumentNotFound (with the closest paths as a hint) otherwise."""
     row = None
@@ -226,17 +224,13 @@ def find_document(
     return StoredDocument(**columns)
 
 
-def document_info(
-    conn: sqlite3.Connection, ref: str, *, index_root: Path, cwd: Path
-) -> DocumentInfo:
+def document_info(conn: Connection, ref: str, *, index_root: Path, cwd: Path) -> DocumentInfo:
     """`tsm info`: the document `ref` names (find_document) with its sections and links."""
     doc = find_document(conn, ref, index_root=index_root, cwd=cwd)
     return DocumentInfo(**_info_fields(conn, doc))
 
 
-def document_text(
-    conn: sqlite3.Connection, ref: str, *, index_root: Path, cwd: Path
-) -> DocumentText:
+def document_text(conn: Connection, ref: str, *, index_root: Path, cwd: Path) -> DocumentText:
     """`tsm get`: what `tsm info` says, and the whole stored text."""
     doc = find_document(conn, ref, index_root=index_root, cwd=cwd)
     return DocumentText(**_info_fields(conn, doc), text=doc.text)
@@ -258,7 +252,7 @@ def _bindable(text: str) -> bool:
     return True
 
 
-def _info_fields(conn: sqlite3.Connection, doc: StoredDocument) -> dict[str, Any]:
+def _info_fields(conn: Connection, doc: StoredDocument) -> dict[str, Any]:
     sections = conn.execute(
         "SELECT DISTINCT section FROM chunks WHERE document_id = ? ORDER BY chunk_index",
         (doc.id,),
@@ -289,13 +283,13 @@ def _info_fields(conn: sqlite3.Connection, doc: StoredDocument) -> dict[str, Any
     }
 
 
-def document_tags(conn: sqlite3.Connection, doc_id: int) -> tuple[str, ...]:
+def document_tags(conn: Connection, doc_id: int) -> tuple[str, ...]:
     """One document's tags, by name."""
     rows = conn.execute("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (doc_id,))
     return tuple(tag for (tag,) in rows)
 
 
-def _tags_by_document(conn: sqlite3.Connection) -> dict[int, tuple[str, ...]]:
+def _tags_by_document(conn: Connection) -> dict[int, tuple[str, ...]]:
     """Every document's tags, by name, in one query (not one per listed document)."""
     out: dict[int, list[str]] = {}
     for doc_id, tag in conn.execute("SELECT document_id, tag FROM tags ORDER BY document_id, tag"):
@@ -307,7 +301,7 @@ def _tags_by_document(conn: sqlite3.Connection) -> dict[int, tuple[str, ...]]:
 
 
 def index_status(
-    conn: sqlite3.Connection, settings: Settings, *, configured_vectors: str | None
+    conn: Connection, settings: Settings, *, configured_vectors: str | None
 ) -> IndexStatus:
     """The index's part of `tsm status`. `configured_vectors`: the model name the configured
     embedder writes on its vectors, when known without loading it (core/knowledge.py's
@@ -364,7 +358,7 @@ class IndexHealth:
         return self.quick_check == ("ok",)
 
 
-def index_health(conn: sqlite3.Connection) -> IndexHealth:
+def index_health(conn: Connection) -> IndexHealth:
     """SQLite's quick check (seconds on a large index), the schema version and the counts.
     sqlite3.DatabaseError when the file cannot be read that far."""
     lines = tuple(line for (line,) in conn.execute("PRAGMA quick_check"))

@@ -4,9 +4,10 @@ how many chunks there are."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
+
+from .connect import Connection
 
 # Chunk ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
 _BATCH = 500
@@ -19,26 +20,26 @@ class ChunkDocument(NamedTuple):
     document_id: int
 
 
-def count(conn: sqlite3.Connection) -> int:
+def count(conn: Connection) -> int:
     """The number of chunks in the index: what vector coverage (`tsm status`, the vector
     signal's share of chunks with a vector) and the keyword IDF are counted against."""
     return int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
 
-def max_chunk_id(conn: sqlite3.Connection) -> int:
+def max_chunk_id(conn: Connection) -> int:
     """The largest chunk id; 0 when there are no chunks."""
     return conn.execute("SELECT MAX(id) FROM chunks").fetchone()[0] or 0
 
 
-def chunk_document_pairs(conn: sqlite3.Connection) -> Iterator[tuple[int, int]]:
+def chunk_document_pairs(conn: Connection) -> Iterator[tuple[int, int]]:
     """(chunk id, document id) of every chunk, in no particular order, read lazily. Plain
     tuples, not ChunkDocument: this reads every chunk of the index (100,000 rows at 100,000
     chunks) when a process first counts keyword matches, and a NamedTuple per row nearly
     doubled the time of that loop (100,000 rows: 0.23 s → 0.43 s, load average 9)."""
-    return conn.execute("SELECT id, document_id FROM chunks")
+    return iter(conn.execute("SELECT id, document_id FROM chunks"))
 
 
-def documents_of_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> list[ChunkDocument]:
+def documents_of_chunks(conn: Connection, chunk_ids: Sequence[int]) -> list[ChunkDocument]:
     """The document of each of these chunks that still exists (a deleted chunk has no row),
     in no particular order."""
     found: list[ChunkDocument] = []
@@ -54,7 +55,7 @@ def documents_of_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> l
     return found
 
 
-def first_chunk(conn: sqlite3.Connection, document_id: int) -> int:
+def first_chunk(conn: Connection, document_id: int) -> int:
     """The id of a document's first chunk (where an entity match points)."""
     row = conn.execute(
         "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1", (document_id,)

@@ -7,10 +7,43 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .. import statedir
 from ..errors import IndexCorrupt, StorageFailure, UserError
 from . import failures, migrations
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from .postgres import PgConnection
+
+Connection: TypeAlias = "sqlite3.Connection | PgConnection"
+"""What every store function takes: an SQLite file, or a PostgreSQL server (store/postgres.py)."""
+
+
+def is_postgres(conn: Any) -> bool:
+    """Whether `conn` is a PostgreSQL store: where the two engines' SQL differs, the store
+    modules branch on this."""
+    return getattr(conn, "dialect", "sqlite") == "postgres"
+
+
+def open_store(settings: Settings, *, create: bool = False) -> Connection:
+    """The index: the PostgreSQL server of `[store] url` when one is set, else the SQLite
+    file at `settings.db_path`. Both come back migrated."""
+    url = settings.store_url
+    if not url:
+        return open_db(settings.db_path, create=create)
+    from . import postgres
+
+    conn = postgres.connect(url)
+    try:
+        migrations.apply(conn)
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, Exception) and postgres.is_server_error(exc):
+            raise postgres.storage_failure(exc, url) from None
+        raise
+    return conn
 
 
 def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
@@ -62,10 +95,10 @@ def refuse_empty(path: Path) -> None:
 class Transaction:
     """`with Transaction(conn):` — BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> Connection:
         self.conn.execute("BEGIN IMMEDIATE")
         return self.conn
 
@@ -76,7 +109,7 @@ class Transaction:
             rollback(self.conn)
 
 
-def rollback(conn: sqlite3.Connection) -> None:
+def rollback(conn: Connection) -> None:
     """Undo an open transaction; none may be open (SQLite already rolled back after a full
     disk, or the failure came before BEGIN)."""
     if conn.in_transaction:
@@ -84,12 +117,13 @@ def rollback(conn: sqlite3.Connection) -> None:
 
 
 @contextmanager
-def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def read_snapshot(conn: Connection) -> Iterator[Connection]:
     """Reads that must agree with each other (a change log and the rows it names): one read
-    transaction, unless the caller already holds one."""
+    transaction, unless the caller already holds one. On PostgreSQL it is REPEATABLE READ:
+    its default, READ COMMITTED, gives each statement a snapshot of its own."""
     own = not conn.in_transaction
     if own:
-        conn.execute("BEGIN")
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if is_postgres(conn) else "BEGIN")
     try:
         yield conn
     finally:

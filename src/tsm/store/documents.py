@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import Chunk, Document
+from . import keywords
+from .connect import Connection
 from .names import document_names, link_key
 
 
@@ -34,26 +36,26 @@ class ChunkRow:
     embed_hash: str
 
 
-def stored_files(conn: sqlite3.Connection) -> dict[str, StoredFile]:
+def stored_files(conn: Connection) -> dict[str, StoredFile]:
     rows = conn.execute("SELECT id, path, size, mtime, content_hash FROM documents")
     return {r[1]: StoredFile(*r) for r in rows}
 
 
-def stored_file(conn: sqlite3.Connection, path: str) -> StoredFile | None:
+def stored_file(conn: Connection, path: str) -> StoredFile | None:
     row = conn.execute(
         "SELECT id, path, size, mtime, content_hash FROM documents WHERE path = ?", (path,)
     ).fetchone()
     return StoredFile(*row) if row else None
 
 
-def session_paths(conn: sqlite3.Connection) -> list[str]:
+def session_paths(conn: Connection) -> list[str]:
     """The stored paths of every session transcript, sorted (indexing.session_key wrote
     them: relative to the index root, `~/…` or absolute)."""
     rows = conn.execute("SELECT path FROM documents WHERE type = 'session' ORDER BY path")
     return [path for (path,) in rows]
 
 
-def find_by_hash(conn: sqlite3.Connection, content_hash: str) -> list[StoredFile]:
+def find_by_hash(conn: Connection, content_hash: str) -> list[StoredFile]:
     rows = conn.execute(
         "SELECT id, path, size, mtime, content_hash FROM documents WHERE content_hash = ?",
         (content_hash,),
@@ -62,7 +64,7 @@ def find_by_hash(conn: sqlite3.Connection, content_hash: str) -> list[StoredFile
 
 
 def write_document(
-    conn: sqlite3.Connection,
+    conn: Connection,
     doc: Document,
     rows: Sequence[ChunkRow],
     *,
@@ -79,7 +81,7 @@ def write_document(
     cur = conn.execute(
         """INSERT INTO documents(path, type, title, content_hash, size, mtime, category, status,
                created, updated, doc_date, date_source, aliases, text, indexed_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
         (
             doc.path,
             doc.type,
@@ -98,20 +100,19 @@ def write_document(
             time.time(),
         ),
     )
-    doc_id = int(cur.lastrowid or 0)
+    doc_id = int(cur.fetchone()[0])
+    keyword_rows = []
     for row in rows:
         c = row.chunk
-        chunk_cur = conn.execute(
+        (chunk_id,) = conn.execute(
             """INSERT INTO chunks(document_id, chunk_index, section, page, line, chunk_date, text,
-                   embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                   embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
             (doc_id, c.index, c.section, c.page, c.line, c.date, c.text, row.embed_hash),
-        )
-        conn.execute(
-            "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)",
-            (chunk_cur.lastrowid, row.fts_title, row.fts_section, row.fts_body, fts_tags),
-        )
+        ).fetchone()
+        keyword_rows.append((chunk_id, row.fts_title, row.fts_section, row.fts_body, fts_tags))
+    keywords.insert(conn, keyword_rows)
     conn.executemany(
-        "INSERT OR IGNORE INTO tags(document_id, tag) VALUES (?, ?)",
+        "INSERT INTO tags(document_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [(doc_id, t) for t in doc.tags],
     )
     conn.executemany(
@@ -128,23 +129,20 @@ def write_document(
     return doc_id
 
 
-def delete_document(conn: sqlite3.Connection, doc_id: int) -> None:
-    """Remove a document, its chunks and their FTS rows (FTS5 has no cascade)."""
-    conn.execute(
-        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
-        (doc_id,),
-    )
+def delete_document(conn: Connection, doc_id: int) -> None:
+    """Remove a document, its chunks and their keyword rows (FTS5 has no cascade)."""
+    keywords.delete_document(conn, doc_id)
     conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
-def touch(conn: sqlite3.Connection, doc_id: int, size: int, mtime: float) -> None:
+def touch(conn: Connection, doc_id: int, size: int, mtime: float) -> None:
     conn.execute("UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, doc_id))
 
 
 def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:
     """Copy the document stored as `path` in the attached DB `schema` (same schema version)
     with its chunks, FTS rows, tags, links and names, under new ids. Call inside a
-    transaction. False when `schema` has no such document."""
+    transaction. False when `schema` has no such document. SQLite only: `tsm rebuild`."""
     old = conn.execute(f"SELECT id FROM {schema}.documents WHERE path = ?", (path,)).fetchone()
     if old is None:
         return False
@@ -186,7 +184,7 @@ def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:
     return True
 
 
-def document_ids(conn: sqlite3.Connection) -> list[int]:
+def document_ids(conn: Connection) -> list[int]:
     return [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
 
 
@@ -200,7 +198,7 @@ class KeywordSource:
     chunks: tuple[tuple[int, str, str], ...]  # (chunk id, section, text)
 
 
-def keyword_source(conn: sqlite3.Connection, doc_id: int) -> KeywordSource | None:
+def keyword_source(conn: Connection, doc_id: int) -> KeywordSource | None:
     """None when the document is gone."""
     doc = conn.execute("SELECT title, aliases FROM documents WHERE id = ?", (doc_id,)).fetchone()
     if doc is None:
@@ -216,24 +214,19 @@ def keyword_source(conn: sqlite3.Connection, doc_id: int) -> KeywordSource | Non
 
 
 def replace_keyword_rows(
-    conn: sqlite3.Connection, doc_id: int, rows: Sequence[tuple[int, str, str, str, str]]
+    conn: Connection, doc_id: int, rows: Sequence[tuple[int, str, str, str, str]]
 ) -> None:
-    """Swap a document's FTS rows for `rows` of (chunk id, title, section, body, tags)."""
-    conn.execute(
-        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
-        (doc_id,),
-    )
-    conn.executemany(
-        "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)", rows
-    )
+    """Swap a document's keyword rows for `rows` of (chunk id, title, section, body, tags)."""
+    keywords.delete_document(conn, doc_id)
+    keywords.insert(conn, rows)
 
 
-def has_any(conn: sqlite3.Connection) -> bool:
+def has_any(conn: Connection) -> bool:
     """Whether anything is indexed at all."""
     return conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
 
 
-def has_under(conn: sqlite3.Connection, rel: str, *, itself: bool = False) -> bool:
+def has_under(conn: Connection, rel: str, *, itself: bool = False) -> bool:
     """Whether a document is stored under the folder `rel` (or at `rel` itself, `itself`)."""
     like = rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
     sql = "SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' LIMIT 1"

@@ -5,13 +5,13 @@ store.filters.filter_sql, which these statements read through the document's fir
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from .catalog import TagCount
+from .connect import Connection
 
 
-def tags_under(conn: sqlite3.Connection, name: str) -> list[TagCount]:
+def tags_under(conn: Connection, name: str) -> list[TagCount]:
     """The tag `name` and the tags nested under it (`name/…`, since #a/b carries a), each with
     the number of documents carrying it, by tag."""
     # One range scan of the tag index: [name, name + "0") holds name and name/…, since "0"
@@ -27,9 +27,7 @@ def tags_under(conn: sqlite3.Connection, name: str) -> list[TagCount]:
     ]
 
 
-def documents_tagged(
-    conn: sqlite3.Connection, tag: str, where: str, params: Sequence[object]
-) -> list[int]:
+def documents_tagged(conn: Connection, tag: str, where: str, params: Sequence[object]) -> list[int]:
     """Ids of the documents carrying exactly `tag` that pass the filter, in no set order."""
     return [
         doc_id
@@ -42,9 +40,7 @@ def documents_tagged(
     ]
 
 
-def documents_named(
-    conn: sqlite3.Connection, name: str, where: str, params: Sequence[object]
-) -> list[int]:
+def documents_named(conn: Connection, name: str, where: str, params: Sequence[object]) -> list[int]:
     """Ids of the documents whose title or an alias is `name` (normalised) that pass the
     filter, each once, in no set order."""
     return [

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Protocol
+
+from .connect import Connection
 
 
 class FilterSpec(Protocol):
@@ -25,9 +26,19 @@ class FilterSpec(Protocol):
     def categories(self) -> Sequence[str]: ...
 
 
+EVERYTHING = "1 = 1"
+"""The WHERE clause of no filter (SQL both engines read)."""
+
+
+def _ascii_lower(text: str) -> str:
+    """What SQL's lower() does on both engines' default builds: ASCII letters only (as
+    SQLite's COLLATE NOCASE compared before)."""
+    return "".join(c.lower() if c.isascii() else c for c in text)
+
+
 def filter_sql(filters: FilterSpec) -> tuple[str, list[object]]:
     """A WHERE clause over `c` (chunks) and `d` (documents) and its parameters."""
-    clauses: list[str] = ["1"]
+    clauses: list[str] = [EVERYTHING]
     params: list[object] = []
     date_expr = "COALESCE(c.chunk_date, d.doc_date)"
     if filters.after:
@@ -52,12 +63,12 @@ def filter_sql(filters: FilterSpec) -> tuple[str, list[object]]:
         params += list(filters.types)
     if filters.categories:
         marks = ",".join("?" * len(filters.categories))  # Daily/ and --category daily agree
-        clauses.append(f"d.category COLLATE NOCASE IN ({marks})")
-        params += list(filters.categories)
+        clauses.append(f"lower(d.category) IN ({marks})")
+        params += [_ascii_lower(category) for category in filters.categories]
     return " AND ".join(clauses), params
 
 
-def count_documents(conn: sqlite3.Connection, filters: FilterSpec) -> int:
+def count_documents(conn: Connection, filters: FilterSpec) -> int:
     """Documents with at least one chunk the filters let through."""
     where, params = filter_sql(filters)
     return int(
@@ -69,7 +80,7 @@ def count_documents(conn: sqlite3.Connection, filters: FilterSpec) -> int:
     )
 
 
-def chunk_ids(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> Iterator[int]:
+def chunk_ids(conn: Connection, where: str, params: Sequence[object]) -> Iterator[int]:
     """The chunks a filter clause (filter_sql) lets through: the vector side's allow-list."""
     for (chunk_id,) in conn.execute(
         f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
@@ -79,7 +90,7 @@ def chunk_ids(conn: sqlite3.Connection, where: str, params: Sequence[object]) ->
 
 
 def most_recent(
-    conn: sqlite3.Connection, where: str, params: Sequence[object], limit: int
+    conn: Connection, where: str, params: Sequence[object], limit: int
 ) -> list[tuple[int, int]]:
     """(document id, its first chunk id) of the most recently dated documents a filter clause
     lets through, newest first: a query made only of a time expression."""

@@ -6,9 +6,10 @@ Rows are NamedTuples: the multipliers read one per candidate, hundreds per searc
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import NamedTuple
+
+from .connect import Connection
 
 # Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
 _BATCH = 500
@@ -46,7 +47,7 @@ class ResultChunk(NamedTuple):
 _DOCUMENT_COLUMNS = ", ".join(ResultDocument._fields)
 
 
-def documents_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, ResultDocument]:
+def documents_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultDocument]:
     """The row of each of these documents that still exists, by id (a document deleted since
     it was found has none)."""
     docs: dict[int, ResultDocument] = {}
@@ -61,7 +62,7 @@ def documents_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, R
     return docs
 
 
-def chunks_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, ResultChunk]:
+def chunks_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultChunk]:
     """The passage of each of these chunks, by id; one statement (a page of results)."""
     return {
         row[0]: ResultChunk._make(row)
@@ -73,7 +74,7 @@ def chunks_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Resu
     }
 
 
-def chunk_counts(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, int]:
+def chunk_counts(conn: Connection, doc_ids: Sequence[int]) -> dict[int, int]:
     """How many chunks each of these documents has, by id (a hit's `total_chunks`); a
     document with none is absent."""
     return {
@@ -86,7 +87,7 @@ def chunk_counts(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, 
     }
 
 
-def tags_by_document(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
+def tags_by_document(conn: Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
     """The tags of each of these documents, sorted, by id; a document without tags is
     absent."""
     tags: dict[int, list[str]] = {}
@@ -99,6 +100,6 @@ def tags_by_document(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[i
     return tags
 
 
-def document_text(conn: sqlite3.Connection, doc_id: int) -> str:
+def document_text(conn: Connection, doc_id: int) -> str:
     """A document's full indexed text (a hit's `content`)."""
     return str(conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])

@@ -8,9 +8,10 @@ store.filters.filter_sql. `weights` are bm25()'s weights for (title, section, bo
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
+
+from .connect import Connection
 
 
 class KeywordMatch(NamedTuple):
@@ -22,8 +23,25 @@ class KeywordMatch(NamedTuple):
     rank: float
 
 
+def insert(conn: Connection, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
+    """Add the keyword rows of chunks: (chunk id, title, section, body, tags), each column
+    pre-tokenized text (text/tokenizer.py). Call inside the transaction that wrote them."""
+    conn.executemany(
+        "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)", rows
+    )
+
+
+def delete_document(conn: Connection, doc_id: int) -> None:
+    """Remove the keyword rows of a document's chunks (FTS5 has no cascade); call before
+    deleting the chunks themselves."""
+    conn.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
+        (doc_id,),
+    )
+
+
 def best_chunk_per_document(
-    conn: sqlite3.Connection,
+    conn: Connection,
     expression: str,
     weights: Sequence[float],
     where: str,
@@ -50,7 +68,7 @@ def best_chunk_per_document(
 
 
 def best_chunks(
-    conn: sqlite3.Connection, expression: str, weights: Sequence[float], limit: int
+    conn: Connection, expression: str, weights: Sequence[float], limit: int
 ) -> list[KeywordMatch]:
     """The `limit` best matching chunks, unfiltered, best first (ties by document id); a
     document may have several. FTS5 keeps just the best rows by rank (a heap, no join or sort
@@ -66,7 +84,7 @@ def best_chunks(
     return list(map(KeywordMatch._make, rows))
 
 
-def matching_chunk_ids(conn: sqlite3.Connection, expression: str) -> Iterator[int]:
+def matching_chunk_ids(conn: Connection, expression: str) -> Iterator[int]:
     """The id of every matching chunk, unranked and unfiltered, read lazily: with the
     in-memory chunk → document map (search/chunkmap.py) this counts the documents behind a
     match without joining every match with `chunks`."""
@@ -74,7 +92,7 @@ def matching_chunk_ids(conn: sqlite3.Connection, expression: str) -> Iterator[in
     return (r[0] for r in rows)
 
 
-def document_frequency(conn: sqlite3.Connection, expression: str) -> int:
+def document_frequency(conn: Connection, expression: str) -> int:
     """The number of chunks that match, whatever their document or filter: a term's
     document frequency over chunks, for the keyword IDF of search/coverage.py."""
     return int(
@@ -84,9 +102,7 @@ def document_frequency(conn: sqlite3.Connection, expression: str) -> int:
     )
 
 
-def matching_among(
-    conn: sqlite3.Connection, expression: str, chunk_ids: Sequence[int]
-) -> Iterator[int]:
+def matching_among(conn: Connection, expression: str, chunk_ids: Sequence[int]) -> Iterator[int]:
     """The ids of those of `chunk_ids` that match, in no set order, read lazily: which of a
     search's few result chunks hold a query term (search/coverage.py). `rowid IN` lets FTS5
     look the ids up instead of testing every match. One bound variable per id, not batched:
@@ -100,7 +116,7 @@ def matching_among(
 
 
 def count_matching_documents(
-    conn: sqlite3.Connection, expression: str, where: str, params: Sequence[object]
+    conn: Connection, expression: str, where: str, params: Sequence[object]
 ) -> int:
     """The number of documents with a matching chunk that passes the filter (counting needs
     no ranking)."""

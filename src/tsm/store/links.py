@@ -5,11 +5,11 @@ links, not the size of the vault."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from .catalog import DocumentLink
+from .connect import Connection
 from .names import KIND_ORDER
 
 # When several documents share a name: a path first, then a file name, title, alias.
@@ -32,7 +32,7 @@ class Backlink(NamedTuple):
     link_type: str
 
 
-def document_at_path(conn: sqlite3.Connection, path: str) -> DocumentPath | None:
+def document_at_path(conn: Connection, path: str) -> DocumentPath | None:
     """The document a relative Markdown link resolved to `path` names: the one at `path`, or
     at `path` with .md or .markdown added ([x](notes/x) may name notes/x.md)."""
     row = conn.execute(
@@ -42,7 +42,7 @@ def document_at_path(conn: sqlite3.Connection, path: str) -> DocumentPath | None
     return DocumentPath(int(row[0]), str(row[1])) if row else None
 
 
-def document_named(conn: sqlite3.Connection, name: str, file_name: str) -> DocumentPath | None:
+def document_named(conn: Connection, name: str, file_name: str) -> DocumentPath | None:
     """The document a wikilink names: one whose path, file name, title or alias is `name` or
     `file_name` (both normalised, store/names.py), preferring the kinds in KIND_ORDER, then
     the lowest id."""
@@ -55,7 +55,7 @@ def document_named(conn: sqlite3.Connection, name: str, file_name: str) -> Docum
     return DocumentPath(int(row[0]), str(row[1])) if row else None
 
 
-def links_from(conn: sqlite3.Connection, doc_id: int) -> list[DocumentLink]:
+def links_from(conn: Connection, doc_id: int) -> list[DocumentLink]:
     """The links written in a document, as written (not resolved), in no set order."""
     return [
         DocumentLink(target, link_type)
@@ -65,7 +65,7 @@ def links_from(conn: sqlite3.Connection, doc_id: int) -> list[DocumentLink]:
     ]
 
 
-def links_with_keys(conn: sqlite3.Connection, keys: Sequence[str]) -> list[Backlink]:
+def links_with_keys(conn: Connection, keys: Sequence[str]) -> list[Backlink]:
     """Every link whose lookup key (names.link_key) is one of `keys`, with the document that
     holds it, in no set order: the candidates for backlinks to a document, to be resolved,
     since a key (a file name, a title) may name several documents."""

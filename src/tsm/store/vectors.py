@@ -4,11 +4,12 @@ embedded twice, and vectors of another model are simply not used (stale)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import chunks
+from .connect import Connection, is_postgres
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,7 +25,7 @@ class PendingChunk:
     text: str
 
 
-def pending(conn: sqlite3.Connection, model: str, limit: int | None = None) -> list[PendingChunk]:
+def pending(conn: Connection, model: str, limit: int | None = None) -> list[PendingChunk]:
     """Distinct chunk texts that still lack a vector for `model`."""
     sql = """SELECT c.embed_hash, d.title, c.section, c.text FROM chunks c
              JOIN documents d ON d.id = c.document_id
@@ -38,7 +39,7 @@ def pending(conn: sqlite3.Connection, model: str, limit: int | None = None) -> l
     return [PendingChunk(*row) for row in conn.execute(sql, params)]
 
 
-def count_missing(conn: sqlite3.Connection, model: str | None) -> int:
+def count_missing(conn: Connection, model: str | None) -> int:
     """Chunks (not distinct texts) that have no vector for `model`."""
     if model is None:
         return chunks.count(conn)
@@ -60,7 +61,7 @@ class VectorCoverage:
     other_models: int  # vectors stored for any other model: unused by searches
 
 
-def vector_coverage(conn: sqlite3.Connection, model: str | None) -> VectorCoverage:
+def vector_coverage(conn: Connection, model: str | None) -> VectorCoverage:
     """The coverage by `model`; None (no model known) counts every chunk as missing and
     every vector as another model's."""
     total = chunks.count(conn)
@@ -90,15 +91,17 @@ def copy_reusable(conn: sqlite3.Connection, schema: str) -> int:
     return copied
 
 
-def store(conn: sqlite3.Connection, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
+def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
     """Insert vectors (float32) for the given hashes. Call inside a transaction."""
     conn.executemany(
-        "INSERT OR REPLACE INTO embeddings(model, embed_hash, dim, vector) VALUES (?, ?, ?, ?)",
+        """INSERT INTO embeddings(model, embed_hash, dim, vector) VALUES (?, ?, ?, ?)
+           ON CONFLICT (model, embed_hash) DO UPDATE SET dim = excluded.dim,
+           vector = excluded.vector""",
         [(model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in items],
     )
 
 
-def drop_orphans(conn: sqlite3.Connection) -> int:
+def drop_orphans(conn: Connection) -> int:
     """Delete vectors no chunk uses any more (edited or deleted text)."""
     cur = conn.execute(
         "DELETE FROM embeddings WHERE embed_hash NOT IN (SELECT embed_hash FROM chunks)"
@@ -106,7 +109,7 @@ def drop_orphans(conn: sqlite3.Connection) -> int:
     return cur.rowcount
 
 
-def drop_model(conn: sqlite3.Connection, model: str | None = None) -> None:
+def drop_model(conn: Connection, model: str | None = None) -> None:
     """Forget vectors of one model (or all), for `tsm reindex vectors`."""
     if model is None:
         conn.execute("DELETE FROM embeddings")
@@ -126,7 +129,7 @@ def _changed_rows_sql(count: int) -> str:
 
 
 def load_matrix(
-    conn: sqlite3.Connection, model: str, chunk_ids: Sequence[int] | None = None
+    conn: Connection, model: str, chunk_ids: Sequence[int] | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunk ids, document ids, float32 matrix) of every chunk that has a vector, or of
     those among `chunk_ids`."""
@@ -154,17 +157,39 @@ def load_matrix(
 CHANGE_LOG_KEEP = 200_000
 
 
-def change_seq(conn: sqlite3.Connection) -> int:
-    """The latest entry of the vector change log (migration m003); 0 when it is empty."""
+Stamp = Hashable
+"""How far a reader has read the change log: on SQLite the latest seq (an int); on
+PostgreSQL (oldest running transaction, entries since it, latest seq): writers there commit
+in any order, so an entry with a lower seq may become visible after a higher one."""
+
+
+def change_seq(conn: Connection) -> Stamp:
+    """The change log's current stamp (migration m003); 0 on SQLite when it is empty. Equal
+    stamps mean nothing changed."""
+    if is_postgres(conn):
+        xmin, since, latest = conn.execute(_PG_STAMP).fetchone()
+        return (int(xmin), int(since), int(latest))
     row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'").fetchone()
     return int(row[0]) if row else 0
 
 
-def changes_since(conn: sqlite3.Connection, seq: int) -> tuple[list[int], int] | None:
-    """(chunk ids whose vector may have changed after `seq`, the latest seq), or None when
-    the log no longer reaches back to `seq` (pruned). Call inside a read transaction, so the
-    list and the seq come from one snapshot."""
+_PG_STAMP = """WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+    SELECT s.xmin::text::bigint,
+           (SELECT COUNT(*) FROM vector_changes WHERE xid >= s.xmin),
+           (SELECT COALESCE(MAX(seq), 0) FROM vector_changes)
+    FROM s"""
+
+
+def changes_since(conn: Connection, seq: Stamp) -> tuple[list[int], Stamp] | None:
+    """(chunk ids whose vector may have changed after stamp `seq`, the current stamp), or
+    None when the log no longer reaches back to `seq` (pruned). Call inside a read
+    transaction (store.connect.read_snapshot), so the list and the stamp come from one
+    snapshot."""
+    if is_postgres(conn):
+        return _pg_changes_since(conn, seq)
+    assert isinstance(seq, int)
     latest = change_seq(conn)
+    assert isinstance(latest, int)
     if latest == seq:
         return [], seq
     oldest = conn.execute("SELECT MIN(seq) FROM vector_changes").fetchone()[0]
@@ -179,23 +204,60 @@ def changes_since(conn: sqlite3.Connection, seq: int) -> tuple[list[int], int] |
     return ids, latest
 
 
-def prune_changes(conn: sqlite3.Connection, keep: int = CHANGE_LOG_KEEP) -> int:
+def _pg_changes_since(conn: Connection, stamp: Stamp) -> tuple[list[int], Stamp] | None:
+    """Every transaction older than the stamp's oldest running one had ended when the stamp
+    was read, and its entries were applied then; so the entries of transactions from that
+    one on are all a reader may lack (some it has seen: applying them twice is harmless)."""
+    if not isinstance(stamp, tuple) or len(stamp) != 3:
+        return None  # a stamp of another store
+    pruned = get_meta(conn, "vector_changes_pruned_xid")
+    if pruned is not None and int(pruned) >= stamp[0]:
+        return None
+    current = change_seq(conn)
+    if current == stamp:
+        return [], stamp
+    ids = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT chunk_id FROM vector_changes WHERE xid >= ?::text::xid8",
+            (str(stamp[0]),),
+        )
+    ]
+    return ids, current
+
+
+def prune_changes(conn: Connection, keep: int = CHANGE_LOG_KEEP) -> int:
     """Forget all but the last `keep` log entries. Call inside a transaction."""
-    return conn.execute(
-        "DELETE FROM vector_changes WHERE seq <= ?", (change_seq(conn) - keep,)
-    ).rowcount
+    if is_postgres(conn):
+        (latest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_changes").fetchone()
+        (newest_xid,) = conn.execute(
+            "SELECT MAX(xid)::text FROM vector_changes WHERE seq <= ?", (latest - keep,)
+        ).fetchone()
+        if newest_xid is None:
+            return 0
+        set_meta(conn, "vector_changes_pruned_xid", newest_xid)
+        return conn.execute(
+            "DELETE FROM vector_changes WHERE xid <= ?::text::xid8", (newest_xid,)
+        ).rowcount
+    seq = change_seq(conn)
+    assert isinstance(seq, int)
+    return conn.execute("DELETE FROM vector_changes WHERE seq <= ?", (seq - keep,)).rowcount
 
 
-def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+def get_meta(conn: Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
 
 
-def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+def set_meta(conn: Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
 
 
-def drop_all(conn: sqlite3.Connection) -> int:
+def drop_all(conn: Connection) -> int:
     """Forget every vector of every model; returns how many there were."""
     count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
     drop_model(conn, None)

@@ -1,0 +1,141 @@
+"""PostgreSQL as the store: a connection that speaks the store modules' SQL.
+
+The store modules write one SQL text for both engines wherever the two agree (`?`
+placeholders, `RETURNING`, `ON CONFLICT`); `PgConnection` turns it into psycopg's form and
+offers the few members of `sqlite3.Connection` they use. What differs (the schema, the
+keyword index, vector storage, locks) branches on `store.connect.is_postgres`.
+
+psycopg is imported here only, when a `[store] url` is set: the SQLite path never loads it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..config import check_store_url
+from ..config import redacted_url as redacted
+from ..errors import ConfigError, StorageFailure
+
+if TYPE_CHECKING:
+    import psycopg
+
+SETTING = "store.url (or TSM_STORE_URL)"
+
+# `?` outside quoted text; our SQL never puts `?` or `%` inside its string literals, but a
+# `%` in a LIKE pattern literal would be read as a placeholder, so it is doubled.
+_MARK = re.compile(r"\?|%")
+
+
+def _translate(sql: str) -> str:
+    return _MARK.sub(lambda m: "%s" if m.group() == "?" else "%%", sql)
+
+
+class PgCursor:
+    """The part of sqlite3.Cursor the store uses: iteration, fetchone/fetchall, rowcount."""
+
+    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+        self._cursor = cursor
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone() if self._cursor.description else None
+
+    def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall() if self._cursor.description else []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cursor) if self._cursor.description else iter(())
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+
+class PgConnection:
+    """A psycopg connection in autocommit mode, so that the store's explicit `BEGIN` …
+    `COMMIT` statements delimit transactions exactly as they do on SQLite."""
+
+    dialect = "postgres"
+
+    def __init__(self, conn: psycopg.Connection[Any], url: str) -> None:
+        self.raw = conn
+        self.url = url
+        self.total_changes = 0  # rows written, like sqlite3.Connection.total_changes
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> PgCursor:
+        if sql.lstrip().upper().startswith("BEGIN IMMEDIATE"):
+            sql = "BEGIN"
+        cursor = self.raw.cursor()
+        cursor.execute(_translate(sql), params if params else None)  # type: ignore[call-overload]
+        if cursor.rowcount > 0 and cursor.statusmessage and _writes(cursor.statusmessage):
+            self.total_changes += cursor.rowcount
+        return PgCursor(cursor)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
+        batch = list(rows)
+        cursor = self.raw.cursor()
+        if batch:
+            cursor.executemany(_translate(sql), batch)  # type: ignore[arg-type]
+            self.total_changes += max(cursor.rowcount, 0)
+        return PgCursor(cursor)
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def rollback(self) -> None:
+        if self.in_transaction:
+            self.raw.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _writes(status: str) -> bool:
+    return status.split(" ", 1)[0] in ("INSERT", "UPDATE", "DELETE")
+
+
+def connect(url: str) -> PgConnection:
+    """Connect to the server at `url`. A wrong URL, host, password or database is the user's
+    to fix (ConfigError naming the setting); psycopg missing is too."""
+    check_store_url(url, SETTING)
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(
+            f"{SETTING} names a PostgreSQL server, but psycopg is not installed",
+            "pip install 'tsm[postgres]'",
+        ) from None
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        raise ConfigError(
+            f"{SETTING}: cannot connect to {redacted(url)}: {_first_line(exc)}",
+            "check the host, port, user, password and database in the URL",
+        ) from None
+    except psycopg.ProgrammingError as exc:  # a malformed conninfo
+        raise ConfigError(f"{SETTING}: {_first_line(exc)}") from None
+    return PgConnection(conn, url)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    # libpq repeats the connection target; keep its message, one line, no password.
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return (lines[-1] if lines else type(exc).__name__)[:300]
+
+
+def storage_failure(exc: BaseException, url: str) -> StorageFailure:
+    """A server that went away or refused mid-work: a system error (exit 2)."""
+    return StorageFailure(
+        f"the PostgreSQL store at {redacted(url)} failed: {_first_line(exc)}",
+        "check that the server is running; the next `tsm index` completes the index",
+    )
+
+
+def is_server_error(exc: BaseException) -> bool:
+    """A psycopg error: the server refused or went away (never imports psycopg itself)."""
+    return type(exc).__module__.startswith("psycopg")
