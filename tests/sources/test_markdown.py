@@ -414,6 +414,13 @@ def test_decode_text_normalises_newlines_and_bom() -> None:
     assert decode_text("狩猟".encode()) == "狩猟"
 
 
+def test_decode_text_drops_a_nul_past_the_binary_check() -> None:
+    """A NUL deep in a text file means nothing, and PostgreSQL text cannot hold it: the
+    same text goes into either store."""
+    text = decode_text(b"a" * 9000 + b"\x00b")
+    assert "\x00" not in text and text.endswith("ab")
+
+
 def test_load_bytes(tmp_path: Path) -> None:
     note = tmp_path / "n.md"
     note.write_bytes(b"# hi\n")

@@ -27,7 +27,8 @@ Reader = Callable[[Path, str, bytes], Document]
 
 
 def decode_text(data: bytes) -> str:
-    """Decode UTF-8 text (BOM allowed), refusing binary, non-UTF-8 and empty content."""
+    """Decode UTF-8 text (BOM allowed), refusing binary, non-UTF-8 and empty content. A NUL
+    past the first 8 KiB is dropped: it means nothing in text, and PostgreSQL cannot store it."""
     if b"\x00" in data[:8192]:
         raise SkipFile("binary file")
     try:
@@ -36,4 +37,4 @@ def decode_text(data: bytes) -> str:
         raise SkipFile("not valid UTF-8") from None
     if not text.strip():
         raise SkipFile("empty file")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")

@@ -336,8 +336,9 @@ def _text_blocks(content: str | list[Any]) -> list[str]:
 
 def _valid(text: str) -> str:
     """`text` without lone surrogates (JSON may escape them: "\\udc80"), which SQLite and
-    UTF-8 output refuse: one of them would make the whole transcript fail to store."""
-    return _SURROGATES.sub("\ufffd", text)
+    UTF-8 output refuse, and without NUL ("\\u0000"), which PostgreSQL refuses: one of them
+    would make the whole transcript fail to store."""
+    return _SURROGATES.sub("\ufffd", text).replace("\x00", "")
 
 
 def _is_synthetic(entry: dict[str, Any], message: dict[str, Any]) -> bool:

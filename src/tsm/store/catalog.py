@@ -254,7 +254,8 @@ def _bindable(text: str) -> bool:
 
 def _info_fields(conn: Connection, doc: StoredDocument) -> dict[str, Any]:
     sections = conn.execute(
-        "SELECT DISTINCT section FROM chunks WHERE document_id = ? ORDER BY chunk_index",
+        "SELECT section FROM chunks WHERE document_id = ? GROUP BY section "
+        "ORDER BY MIN(chunk_index)",
         (doc.id,),
     )
     links = conn.execute("SELECT target, link_type FROM links WHERE document_id = ?", (doc.id,))

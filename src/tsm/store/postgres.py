@@ -67,7 +67,7 @@ class PgConnection:
         if sql.lstrip().upper().startswith("BEGIN IMMEDIATE"):
             sql = "BEGIN"
         cursor = self.raw.cursor()
-        cursor.execute(_translate(sql), params if params else None)  # type: ignore[call-overload]
+        cursor.execute(_translate(sql), _storable(params) if params else None)  # type: ignore[call-overload]
         if cursor.rowcount > 0 and cursor.statusmessage and _writes(cursor.statusmessage):
             self.total_changes += cursor.rowcount
         return PgCursor(cursor)
@@ -76,7 +76,7 @@ class PgConnection:
         batch = list(rows)
         cursor = self.raw.cursor()
         if batch:
-            cursor.executemany(_translate(sql), batch)  # type: ignore[arg-type]
+            cursor.executemany(_translate(sql), [_storable(row) for row in batch])  # type: ignore[arg-type]
             self.total_changes += max(cursor.rowcount, 0)
         return PgCursor(cursor)
 
@@ -92,6 +92,15 @@ class PgConnection:
 
     def close(self) -> None:
         self.raw.close()
+
+
+def _storable(params: Sequence[Any]) -> Sequence[Any]:
+    """PostgreSQL text cannot hold NUL, which SQLite stores: the sources drop it from what
+    they read, and any that still reaches a statement (a YAML "\\0" escape in a title)
+    becomes U+FFFD here instead of failing the whole document."""
+    if not any(isinstance(p, str) and "\x00" in p for p in params):
+        return params
+    return [p.replace("\x00", "\ufffd") if isinstance(p, str) else p for p in params]
 
 
 def _writes(status: str) -> bool:
