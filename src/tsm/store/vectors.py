@@ -29,9 +29,11 @@ def pending(conn: Connection, model: str, limit: int | None = None) -> list[Pend
     """Distinct chunk texts that still lack a vector for `model`."""
     sql = """SELECT c.embed_hash, d.title, c.section, c.text FROM chunks c
              JOIN documents d ON d.id = c.document_id
-             WHERE NOT EXISTS (SELECT 1 FROM embeddings e
-                               WHERE e.model = ? AND e.embed_hash = c.embed_hash)
-             GROUP BY c.embed_hash ORDER BY MIN(c.id)"""
+             WHERE c.id IN (SELECT MIN(p.id) FROM chunks p WHERE NOT EXISTS (
+                                SELECT 1 FROM embeddings e
+                                WHERE e.model = ? AND e.embed_hash = p.embed_hash)
+                            GROUP BY p.embed_hash)
+             ORDER BY c.id"""
     params: tuple[object, ...] = (model,)
     if limit is not None:
         sql += " LIMIT ?"
