@@ -3,7 +3,12 @@ subprocess, and a copy of the sample vault (its tracked files only: see sample_v
 
 The sample vault is indexed with the real model once per session (`sample_index_template`):
 `indexed` gives a test its own copy to change, `indexed_read_only` shares one copy between
-the tests that only read it."""
+the tests that only read it.
+
+`TSM_TEST_STORE=postgres` runs the same tests with the index in PostgreSQL: each test's tsm
+processes get TSM_STORE_URL, a database of their own on the run's server (tests/pg.py);
+`indexed` and `indexed_read_only` then get a copy of the sample index's database too.
+`pg_server` and `pg_url` give tests marked `postgres` the server and a fresh database."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import pg  # noqa: E402
 from isolation import FIXED_NOW, isolated_environ  # noqa: E402
 from sample_vault import copy_tracked, fingerprint  # noqa: E402
 
@@ -30,16 +36,55 @@ def pytest_configure(config: pytest.Config) -> None:
     Parallel workers (pytest-xdist) inherit the controller's, which removes it at the end."""
     import tempfile
 
+    try:
+        pg.test_store()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     if hasattr(config, "workerinput"):
         return  # an xdist worker: XDG_CACHE_HOME came from the controller's environment
     config._tsm_cache = tempfile.mkdtemp(prefix="tsm-test-cache-")  # type: ignore[attr-defined]
     os.environ["XDG_CACHE_HOME"] = config._tsm_cache  # type: ignore[attr-defined]
+    pg.begin_run()  # the workers start the server there when a test needs it
+    config._tsm_pg = True  # type: ignore[attr-defined]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     cache = getattr(config, "_tsm_cache", None)
     if cache:
         shutil.rmtree(cache, ignore_errors=True)
+    if getattr(config, "_tsm_pg", False):
+        pg.finish_run()  # the controller outlives the workers: no server is left running
+
+
+STORE = os.environ.get(pg.STORE_VARIABLE) or "sqlite"  # checked by pytest_configure
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses the server is a `postgres` test (`-m "not postgres"` leaves it out)."""
+    for item in items:
+        if {"pg_server", "pg_url"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> pg.PgServer:
+    """The run's PostgreSQL server with pgvector (scripts/postgres), shared by the workers."""
+    return pg.start(pg.run_dir())
+
+
+@pytest.fixture
+def pg_url(pg_server: pg.PgServer) -> Iterator[str]:
+    """A new database t_<random> with pgvector for this test, dropped after it."""
+    with pg.fresh_database(pg_server) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def stores(request: pytest.FixtureRequest) -> pg.Stores:
+    """SQLite files, or (TSM_TEST_STORE=postgres) databases on the run's server."""
+    if STORE != "postgres":
+        return pg.Stores(None)
+    return pg.Stores(request.getfixturevalue("pg_server"))
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +98,28 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     monkeypatch.setenv("TSM_NOW", FIXED_NOW)  # dates and recency never rot with the calendar
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     yield
+
+
+# Fixtures that give the test's processes a copy of the sample index's store themselves.
+_OWN_STORE = {"indexed", "indexed_read_only", "sample_store", "harness", "daemon"}
+
+
+@pytest.fixture(autouse=True)
+def test_store_url(
+    isolated_env: None,
+    stores: pg.Stores,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[None]:
+    """With TSM_TEST_STORE=postgres, every tsm process of the test indexes into a database
+    of the test's own (TSM_STORE_URL), dropped after it."""
+    if stores.server is None or _OWN_STORE & set(request.fixturenames):
+        yield
+        return
+    with stores.fresh() as env:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        yield
 
 
 @pytest.fixture
@@ -108,13 +175,14 @@ def tsm(tmp_path: Path) -> Tsm:
 
 
 @pytest.fixture(scope="session")
-def sample_index_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample vault indexed once with the real default model; only ever copied from.
+def sample_index_template(tmp_path_factory: pytest.TempPathFactory, stores: pg.Stores) -> Path:
+    """The sample vault indexed once with the real default model; only ever copied from
+    (on PostgreSQL, its index is the database pg.SAMPLE_DATABASE: `stores.sample_copy()`).
 
     Parallel workers (pytest-xdist) share one: the first to need it builds it in the run's
     base temp dir while holding a lock, the others wait for it and reuse it."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return _index_sample_vault(tmp_path_factory.mktemp("sample-index"))
+        return _index_sample_vault(tmp_path_factory.mktemp("sample-index"), stores)
     import fcntl
 
     shared = tmp_path_factory.getbasetemp().parent / "sample-index"  # one per run
@@ -123,16 +191,16 @@ def sample_index_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if not (shared / "built").is_file():
             shutil.rmtree(shared, ignore_errors=True)  # a worker that failed half-way
             shared.mkdir()
-            _index_sample_vault(shared)
+            _index_sample_vault(shared, stores)
             (shared / "built").touch()
     return shared / "vault"
 
 
-def _index_sample_vault(base: Path) -> Path:
+def _index_sample_vault(base: Path, stores: pg.Stores) -> Path:
     root = copy_tracked(base / "vault")
     proc = subprocess.run(
         [sys.executable, "-m", "tsm", "index", "-f", "json"],
-        env={**isolated_environ(base), "TSM_INDEX_ROOT": str(root)},
+        env={**isolated_environ(base), **stores.build_sample(), "TSM_INDEX_ROOT": str(root)},
         cwd=base,
         capture_output=True,
         text=True,
@@ -143,12 +211,30 @@ def _index_sample_vault(base: Path) -> Path:
 
 
 @pytest.fixture
-def indexed(vault: Path, sample_index_template: Path) -> Path:
-    """The sample vault indexed with the real default embedding model, this test's own copy.
+def sample_store(sample_index_template: Path, stores: pg.Stores) -> Iterator[dict[str, str]]:
+    """For a test that copies sample_index_template itself: what its processes' environment
+    adds, {} on SQLite (the copied .tsm holds the index), TSM_STORE_URL on PostgreSQL (a
+    copy of the sample's database, dropped after the test)."""
+    with stores.sample_copy() as env:
+        yield env
+
+
+@pytest.fixture
+def indexed(
+    vault: Path,
+    sample_index_template: Path,
+    stores: pg.Stores,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Path]:
+    """The sample vault indexed with the real default embedding model, this test's own copy
+    (on PostgreSQL, of its database too).
 
     The copies of the notes keep their mtimes, so the copied index sees them as unchanged."""
     shutil.copytree(sample_index_template / ".tsm", vault / ".tsm")
-    return vault
+    with stores.sample_copy() as env:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        yield vault
 
 
 @pytest.fixture(scope="session")
@@ -160,14 +246,28 @@ def shared_index_root(
     return root
 
 
+@pytest.fixture(scope="session")
+def shared_store(sample_index_template: Path, stores: pg.Stores) -> Iterator[dict[str, str]]:
+    """The store of shared_index_root: its SQLite file, or a copy of the sample database."""
+    with stores.sample_copy() as env:
+        yield env
+
+
 @pytest.fixture
 def indexed_read_only(
-    shared_index_root: Path, sample_index_template: Path, monkeypatch: pytest.MonkeyPatch
+    shared_index_root: Path,
+    shared_store: dict[str, str],
+    sample_index_template: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Path]:
     """The indexed sample vault shared by every test that only reads it (TSM_INDEX_ROOT
-    points at it). A test that changes a note or the index fails here: it needs `indexed`."""
+    points at it). A test that changes a note or the index fails here: it needs `indexed`.
+    (On PostgreSQL only the files are compared: a change to the shared database goes
+    unseen.)"""
     before = fingerprint(shared_index_root)
     monkeypatch.setenv("TSM_INDEX_ROOT", str(shared_index_root))
+    for key, value in shared_store.items():
+        monkeypatch.setenv(key, value)
     yield shared_index_root
     if fingerprint(shared_index_root) != before:
         shutil.rmtree(shared_index_root)  # the next tests get it as it was

@@ -30,11 +30,14 @@ BASE = {
 }
 
 
-def test_wrong_numbers_and_ids_are_tool_errors(sample_index_template: Path, tmp_path: Path) -> None:
+def test_wrong_numbers_and_ids_are_tool_errors(
+    sample_index_template: Path, sample_store: dict[str, str], tmp_path: Path
+) -> None:
     root = tmp_path / "vault"
     shutil.copytree(sample_index_template, root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
     env |= {"TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", "TSM_AUTOSTART": "0"}
+    env |= sample_store  # on PostgreSQL, a copy of the sample index's database
     failures: list[str] = []
 
     async def main() -> None:

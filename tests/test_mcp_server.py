@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -27,6 +27,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tsm.mcp.excerpt import by_lines, section_lines
 from tsm.mcp.http_guard import Policy, check_bind, host_name, is_loopback
+
+if TYPE_CHECKING:
+    from pg import Stores  # tests/pg.py
 
 REPO = Path(__file__).resolve().parent.parent
 FIXED_NOW = "2026-03-20T12:00:00"  # as conftest.py: recency must match between CLI and MCP
@@ -39,11 +42,12 @@ Session = Callable[[ClientSession], Awaitable[None]]
 # -- fixtures ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def index_env(
-    tmp_path_factory: pytest.TempPathFactory, sample_index_template: Path
-) -> dict[str, str]:
+    tmp_path_factory: pytest.TempPathFactory, sample_index_template: Path, stores: Stores
+) -> Iterator[dict[str, str]]:
     """A copy of examples/vault indexed by `tsm index` (once per session, in conftest.py);
-    the environment every process gets."""
-    return vault_env(sample_index_template, tmp_path_factory.mktemp("mcp"))
+    the environment every process gets (on PostgreSQL, with a copy of its database)."""
+    with stores.sample_copy() as store:
+        yield vault_env(sample_index_template, tmp_path_factory.mktemp("mcp")) | store
 
 
 def vault_env(template: Path, base: Path) -> dict[str, str]:
@@ -502,11 +506,11 @@ def test_excerpt_lines_and_sections() -> None:
 
 # -- through the daemon -----------------------------------------------------------------------
 def test_stdio_searches_through_a_running_daemon_and_loads_no_model(
-    tmp_path: Path, sample_index_template: Path
+    tmp_path: Path, sample_index_template: Path, sample_store: dict[str, str]
 ) -> None:
     """With a daemon running, the MCP server is one more client of it (issue 15, item 3):
     one resident process holds the model and the vectors. Its answers are the CLI's."""
-    env = vault_env(sample_index_template, tmp_path)
+    env = vault_env(sample_index_template, tmp_path) | sample_store
     cli_json(env, "start")
     try:
         expected = cli_json(env, "search", "install git")

@@ -7,6 +7,7 @@ starting a daemon loads the model, which is most of such a test's time."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from daemon_harness import Harness  # noqa: E402
 from isolation import isolated_environ  # noqa: E402
+from pg import Stores  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -26,10 +28,11 @@ def indexed_template(sample_index_template: Path) -> Path:
 
 
 @pytest.fixture
-def harness(indexed_template: Path) -> Iterator[Harness]:
-    h = Harness(indexed_template)
-    yield h
-    h.close()
+def harness(indexed_template: Path, stores: Stores) -> Iterator[Harness]:
+    with stores.sample_copy() as store:  # on PostgreSQL, a copy of the sample's database
+        h = Harness(indexed_template, environ={**os.environ, **store})
+        yield h
+        h.close()
 
 
 @pytest.fixture
@@ -40,18 +43,24 @@ def daemon(harness: Harness) -> Harness:
 
 @pytest.fixture(scope="module")
 def shared_daemon(
-    indexed_template: Path, tmp_path_factory: pytest.TempPathFactory
+    indexed_template: Path, tmp_path_factory: pytest.TempPathFactory, stores: Stores
 ) -> Iterator[Harness]:
-    h = Harness(indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")))
-    h.start()
-    yield h
-    h.close()
+    with stores.sample_copy() as store:
+        h = Harness(
+            indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")) | store
+        )
+        h.start()
+        yield h
+        h.close()
 
 
 @pytest.fixture(scope="module")
 def in_process(
-    indexed_template: Path, tmp_path_factory: pytest.TempPathFactory
+    indexed_template: Path, tmp_path_factory: pytest.TempPathFactory, stores: Stores
 ) -> Iterator[Harness]:
-    h = Harness(indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")))
-    yield h
-    h.close()
+    with stores.sample_copy() as store:
+        h = Harness(
+            indexed_template, environ=isolated_environ(tmp_path_factory.mktemp("env")) | store
+        )
+        yield h
+        h.close()

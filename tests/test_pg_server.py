@@ -1,0 +1,185 @@
+"""The test suite's PostgreSQL server (scripts/postgres, tests/pg.py): it starts, has
+pgvector, gives each test a database of its own and drops it, refuses a wrong password, and
+is gone when the run ends. Users start the same script (README, "Team store on PostgreSQL")."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pg
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.postgres
+
+ROOT = os.geteuid() == 0
+
+
+def test_the_server_is_postgresql_with_pgvector(pg_server: pg.PgServer) -> None:
+    port = pg_server.url.split(":")[2].split("/")[0]
+    assert pg_server.url == f"postgresql://tsm@127.0.0.1:{port}/tsm"
+    with psycopg.connect(pg_server.url) as conn:
+        version = conn.execute("SHOW server_version_num").fetchone()
+        vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        assert vector.fetchone() is not None, "CREATE EXTENSION vector was not run in `tsm`"
+        distance = conn.execute("SELECT '[1,2,3]'::vector <-> '[1,2,5]'::vector").fetchone()
+    assert version is not None and int(version[0]) >= 160000
+    assert distance == (2.0,)
+    # and on the unix socket in DIR, not only on 127.0.0.1
+    assert (pg_server.dir / f".s.PGSQL.{port}").is_socket()
+
+
+def test_a_test_gets_an_empty_database_of_its_own(pg_url: str, pg_server: pg.PgServer) -> None:
+    name = pg_url.rsplit("/", 1)[1]
+    assert name.startswith("t_") and pg_url == pg_server.database_url(name)
+    with psycopg.connect(pg_url) as conn:
+        tables = conn.execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchone()
+        assert tables == (0,)
+        assert conn.execute("SELECT extname FROM pg_extension WHERE extname = 'vector'").fetchone()
+        conn.execute("CREATE TABLE v (id int PRIMARY KEY, e vector(3))")
+        conn.execute("CREATE INDEX ON v USING hnsw (e vector_cosine_ops)")
+
+
+def test_the_database_is_dropped_after_the_test(pg_server: pg.PgServer) -> None:
+    """Even while a process (a test's daemon) is still connected to it."""
+    with pg.fresh_database(pg_server) as url:
+        name = url.rsplit("/", 1)[1]
+        assert pg.database_exists(pg_server, name)
+        lingering = psycopg.connect(url)
+    assert not pg.database_exists(pg_server, name)
+    assert lingering.broken or lingering.closed or _fails(lingering)
+    lingering.close()
+
+
+def _fails(conn: psycopg.Connection) -> bool:
+    try:
+        conn.execute("SELECT 1")
+    except psycopg.OperationalError:
+        return True
+    return False
+
+
+def test_a_wrong_password_is_refused(pg_server: pg.PgServer) -> None:
+    right = pg_server.password_url
+    with psycopg.connect(right) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == (pg.PASSWORD_ROLE,)
+    secret = right.split(":")[2].split("@")[0]
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(right.replace(f":{secret}@", ":wrong-password@"))
+    with pytest.raises(psycopg.OperationalError, match="no password supplied"):
+        psycopg.connect(right.replace(f":{secret}@", "@"))
+
+
+@pytest.fixture
+def server_dir() -> Iterator[Path]:
+    """A directory for a second server, where its system user can reach it when we are root
+    (pytest's tmp_path is private to root)."""
+    directory = Path(tempfile.mkdtemp(prefix="tsm-pg-script-", dir="/tmp"))
+    directory.chmod(0o755)
+    yield directory
+    subprocess.run([str(pg.SCRIPT), "stop", str(directory)], capture_output=True, timeout=120)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(pg.SCRIPT), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_script_starts_stops_and_restarts_a_server(server_dir: Path) -> None:
+    started = run_script("start", str(server_dir / "pg"))
+    assert started.returncode == 0, started.stderr
+    url = started.stdout.strip()
+    assert url.startswith("postgresql://tsm@127.0.0.1:") and url.endswith("/tsm")
+    assert run_script("start", str(server_dir / "pg")).stdout.strip() == url  # already up
+    assert run_script("url", str(server_dir / "pg")).stdout.strip() == url
+    with psycopg.connect(url) as conn:
+        conn.execute("CREATE TABLE kept (n int)")
+        conn.execute("INSERT INTO kept VALUES (42)")
+
+    stopped = run_script("stop", str(server_dir / "pg"))
+    assert stopped.returncode == 0, stopped.stderr
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(url, connect_timeout=5)
+    gone = run_script("url", str(server_dir / "pg"))
+    assert gone.returncode == 1 and gone.stdout == ""
+    assert gone.stderr.strip().splitlines() == [
+        f"scripts/postgres url: no server is running in {server_dir / 'pg'}"
+    ]
+
+    again = run_script("start", str(server_dir / "pg"))
+    assert again.returncode == 0, again.stderr
+    with psycopg.connect(again.stdout.strip()) as conn:
+        assert conn.execute("SELECT n FROM kept").fetchone() == (42,)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "usage:"),
+        (("restart", "/tmp/x"), "usage:"),
+        (("start",), "usage:"),
+        (("start", "/tmp/x", "--fast"), "unknown option"),
+        (("url", "/nonexistent/tsm-pg"), "no server is running in /nonexistent/tsm-pg"),
+    ],
+)
+def test_bad_use_is_a_short_error_with_exit_1(args: tuple[str, ...], message: str) -> None:
+    result = run_script(*args)
+    assert result.returncode == 1
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(not ROOT, reason="only root runs the server as another user")
+def test_as_root_a_dir_the_server_user_cannot_reach_is_refused(tmp_path: Path) -> None:
+    """pytest's tmp_path is private to root: the server's user could not enter it."""
+    result = run_script("start", str(tmp_path / "pg"))
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert "runs as tsm-postgres" in line and "cannot reach" in line
+    assert not (tmp_path / "pg" / "data").exists()
+
+
+def test_no_server_is_left_running_after_a_test_run() -> None:
+    """A whole pytest run on two workers that both use the server: at its end the server is
+    stopped and its directory removed."""
+    parent = Path(tempfile.mkdtemp(prefix="tsm-pg-run-", dir="/tmp"))
+    parent.chmod(0o755)  # as /tmp: the server's user (when we are root) must enter it
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TSM_", "PYTEST_"))}
+        env[pg.PG_PARENT_VARIABLE] = str(parent)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
+             f"{__file__}::test_the_server_is_postgresql_with_pgvector",
+             f"{__file__}::test_a_wrong_password_is_refused"],
+            cwd=pg.REPO, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "2 passed" in proc.stdout
+        assert list(parent.iterdir()) == []  # the run's directory is gone
+        assert servers_under(parent) == []
+    finally:
+        for pid in servers_under(parent):
+            os.kill(pid, 9)
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+def servers_under(directory: Path) -> list[int]:
+    """The processes whose command line names `directory` (a postgres -D DIR/data)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if str(directory) in cmdline and "postgres" in cmdline:
+            found.append(int(entry.name))
+    return found
