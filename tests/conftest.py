@@ -257,19 +257,20 @@ def shared_store(sample_index_template: Path, stores: pg.Stores) -> Iterator[dic
 def indexed_read_only(
     shared_index_root: Path,
     shared_store: dict[str, str],
+    stores: pg.Stores,
     sample_index_template: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Path]:
     """The indexed sample vault shared by every test that only reads it (TSM_INDEX_ROOT
-    points at it). A test that changes a note or the index fails here: it needs `indexed`.
-    (On PostgreSQL only the files are compared: a change to the shared database goes
-    unseen.)"""
-    before = fingerprint(shared_index_root)
+    points at it). A test that changes a note or the index (on PostgreSQL, a row of its
+    database) fails here: it needs `indexed`."""
+    before = fingerprint(shared_index_root), stores.fingerprint(shared_store)
     monkeypatch.setenv("TSM_INDEX_ROOT", str(shared_index_root))
     for key, value in shared_store.items():
         monkeypatch.setenv(key, value)
     yield shared_index_root
-    if fingerprint(shared_index_root) != before:
+    if (fingerprint(shared_index_root), stores.fingerprint(shared_store)) != before:
         shutil.rmtree(shared_index_root)  # the next tests get it as it was
         shutil.copytree(sample_index_template, shared_index_root)
+        stores.reset_to_sample(shared_store)
         pytest.fail("this test changed the shared index: use the `indexed` fixture")

@@ -147,8 +147,9 @@ class Stores:
     environment adds nothing), or with TSM_TEST_STORE=postgres a database of their own on
     the run's server (the environment adds TSM_STORE_URL)."""
 
-    def __init__(self, server: PgServer | None) -> None:
+    def __init__(self, server: PgServer | None, sample: str = SAMPLE_DATABASE) -> None:
         self.server = server
+        self.sample = sample  # the database the sample vault is indexed into
 
     @contextmanager
     def fresh(self, template: str = "template1") -> Iterator[dict[str, str]]:
@@ -161,11 +162,36 @@ class Stores:
 
     def sample_copy(self) -> AbstractContextManager[dict[str, str]]:
         """The environment of a copy of the sample vault's index (`build_sample` made it)."""
-        return self.fresh(SAMPLE_DATABASE)
+        return self.fresh(self.sample)
+
+    def fingerprint(self, env: dict[str, str]) -> dict[str, str]:
+        """What the database of `env` holds: an md5 of each table's rows ({} on SQLite,
+        where the files' fingerprint covers the index)."""
+        if self.server is None or "TSM_STORE_URL" not in env:
+            return {}
+        import psycopg
+
+        with psycopg.connect(env["TSM_STORE_URL"]) as conn:
+            tables = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
+            ).fetchall()
+            digest = "SELECT md5(coalesce(string_agg(r::text, '|' ORDER BY r::text), '')) FROM "
+            return {
+                table: str(conn.execute(f'{digest} "{table}" r').fetchall()[0][0])
+                for (table,) in tables
+            }
+
+    def reset_to_sample(self, env: dict[str, str]) -> None:
+        """Make the database of `env` a fresh copy of the sample index's again."""
+        if self.server is None or "TSM_STORE_URL" not in env:
+            return
+        name = urlsplit(env["TSM_STORE_URL"]).path.lstrip("/")
+        drop_database(self.server, name)
+        create_database(self.server, name, self.sample)
 
     def build_sample(self) -> dict[str, str]:
         """The environment `tsm index` builds the sample vault's index in, once per run."""
         if self.server is None:
             return {}
-        drop_database(self.server, SAMPLE_DATABASE)  # a worker that failed half-way
-        return {"TSM_STORE_URL": create_database(self.server, SAMPLE_DATABASE)}
+        drop_database(self.server, self.sample)  # a worker that failed half-way
+        return {"TSM_STORE_URL": create_database(self.server, self.sample)}

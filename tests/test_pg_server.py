@@ -183,3 +183,21 @@ def servers_under(directory: Path) -> list[int]:
         if str(directory) in cmdline and "postgres" in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def test_a_change_to_a_shared_database_is_seen_and_undone(pg_server: pg.PgServer) -> None:
+    """What indexed_read_only relies on with TSM_TEST_STORE=postgres: the shared copy of the
+    sample index's database is fingerprinted, and put back when a test changed it."""
+    with pg.fresh_database(pg_server) as sample_url:
+        with psycopg.connect(sample_url) as conn:
+            conn.execute("CREATE TABLE notes (path text PRIMARY KEY, e vector(2))")
+            conn.execute("INSERT INTO notes VALUES ('a.md', '[1,0]'), ('b.md', '[0,1]')")
+        stores = pg.Stores(pg_server, sample=sample_url.rsplit("/", 1)[1])
+        with stores.sample_copy() as env:
+            before = stores.fingerprint(env)
+            assert set(before) == {"notes"}
+            with psycopg.connect(env["TSM_STORE_URL"]) as conn:
+                conn.execute("UPDATE notes SET e = '[1,1]' WHERE path = 'b.md'")
+            assert stores.fingerprint(env) != before
+            stores.reset_to_sample(env)
+            assert stores.fingerprint(env) == before
