@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from .connect import Connection
+from . import pg_keywords
+from .connect import Connection, is_postgres
 
 
 class KeywordMatch(NamedTuple):
@@ -26,6 +27,8 @@ class KeywordMatch(NamedTuple):
 def insert(conn: Connection, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
     """Add the keyword rows of chunks: (chunk id, title, section, body, tags), each column
     pre-tokenized text (text/tokenizer.py). Call inside the transaction that wrote them."""
+    if is_postgres(conn):
+        return pg_keywords.insert(conn, rows)
     conn.executemany(
         "INSERT INTO chunks_fts(rowid, title, section, body, tags) VALUES (?, ?, ?, ?, ?)", rows
     )
@@ -34,6 +37,8 @@ def insert(conn: Connection, rows: Sequence[tuple[int, str, str, str, str]]) -> 
 def delete_document(conn: Connection, doc_id: int) -> None:
     """Remove the keyword rows of a document's chunks (FTS5 has no cascade); call before
     deleting the chunks themselves."""
+    if is_postgres(conn):
+        return pg_keywords.delete_document(conn, doc_id)
     conn.execute(
         "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
         (doc_id,),
@@ -50,6 +55,9 @@ def best_chunk_per_document(
 ) -> list[KeywordMatch]:
     """The best matching chunk of each document that passes the filter, best first (ties by
     document id), at most `limit` documents."""
+    if is_postgres(conn):
+        found = pg_keywords.best_chunk_per_document(conn, expression, weights, where, params, limit)
+        return list(map(KeywordMatch._make, found))
     bm25 = _bm25_arguments(weights)
     inner = f"""SELECT f.rowid AS cid, c.document_id AS did,
                        bm25(chunks_fts, {bm25}) AS s
@@ -74,6 +82,10 @@ def best_chunks(
     document may have several. FTS5 keeps just the best rows by rank (a heap, no join or sort
     of every match): `rank MATCH` sets the weights, and the join with `chunks` comes after
     the LIMIT."""
+    if is_postgres(conn):
+        return list(
+            map(KeywordMatch._make, pg_keywords.best_chunks(conn, expression, weights, limit))
+        )
     rows = conn.execute(
         """SELECT f.rowid, c.document_id, f.rank FROM (
                SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?
@@ -88,6 +100,8 @@ def matching_chunk_ids(conn: Connection, expression: str) -> Iterator[int]:
     """The id of every matching chunk, unranked and unfiltered, read lazily: with the
     in-memory chunk → document map (search/chunkmap.py) this counts the documents behind a
     match without joining every match with `chunks`."""
+    if is_postgres(conn):
+        return pg_keywords.matching_chunk_ids(conn, expression)
     rows = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,))
     return (r[0] for r in rows)
 
@@ -95,6 +109,8 @@ def matching_chunk_ids(conn: Connection, expression: str) -> Iterator[int]:
 def document_frequency(conn: Connection, expression: str) -> int:
     """The number of chunks that match, whatever their document or filter: a term's
     document frequency over chunks, for the keyword IDF of search/coverage.py."""
+    if is_postgres(conn):
+        return pg_keywords.document_frequency(conn, expression)
     return int(
         conn.execute(
             "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,)
@@ -107,6 +123,8 @@ def matching_among(conn: Connection, expression: str, chunk_ids: Sequence[int]) 
     search's few result chunks hold a query term (search/coverage.py). `rowid IN` lets FTS5
     look the ids up instead of testing every match. One bound variable per id, not batched:
     the callers pass the chunks of one page of results."""
+    if is_postgres(conn):
+        return pg_keywords.matching_among(conn, expression, chunk_ids)
     marks = ",".join("?" * len(chunk_ids))
     rows = conn.execute(
         f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
@@ -120,6 +138,8 @@ def count_matching_documents(
 ) -> int:
     """The number of documents with a matching chunk that passes the filter (counting needs
     no ranking)."""
+    if is_postgres(conn):
+        return pg_keywords.count_matching_documents(conn, expression, where, params)
     return int(
         conn.execute(
             f"""SELECT COUNT(DISTINCT c.document_id) FROM chunks_fts f

@@ -1,0 +1,290 @@
+"""The PostgreSQL keyword index (store/pg_keywords.py) against SQLite's FTS5 on the same chunks:
+identical matches, identical ranked ids and bm25() ranks, for English, Japanese, mixed text,
+phrases, column weights, diacritics, stemming, chunks past PostgreSQL's tsvector limits, and
+after deletes. Both stores are real (a temp SQLite file, a database on the run's server) and
+written through the store's own write_document."""
+
+from __future__ import annotations
+
+import math
+import random
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests import pg
+from tsm.models import Chunk, Document, Section
+from tsm.search.fts import COLUMN_WEIGHTS, match_expression, quote_term
+from tsm.store import keywords, migrations, pg_keywords, postgres
+from tsm.store.connect import Transaction, open_db
+from tsm.store.documents import ChunkRow, delete_document, write_document
+from tsm.text.tokenizer import get_tokenizer
+
+pytestmark = pytest.mark.postgres
+
+# Weights that are multiples of a power of two: FTS5 adds a column's weight once per
+# instance, the PostgreSQL index multiplies it by the count, and the two agree to the bit.
+WEIGHTS = (COLUMN_WEIGHTS, (1.0, 1.0, 1.0, 1.0), (1.0, 1.0, 1.0, 20.0), (0.5, 0.0, 1.0, 4.0))
+EVERYTHING = "1 = 1"
+
+ENGLISH = (
+    "run running runs runner ran café cafe CAFÉ Café naïve naive résumé resume boundary layer "
+    "layers Boundary-Layer p53 don't snake_case connection connected connecting generalization "
+    "general ÅNGSTRÖM angstrom Straße strasse 42 2024 x y z deer trap the of study studies"
+).split()
+JAPANESE = (
+    "境界層の流れは粘性に支配される",
+    "東京都に住んでいる研究者が機械学習のモデルを作った",
+    "コーヒーを飲みながら論文を読む",
+    "走る人と走った人",
+)
+
+
+def _japanese_terms() -> list[str]:
+    tokenizer = get_tokenizer()
+    return [t for text in JAPANESE for t in tokenizer.index_text(text).split()]
+
+
+def _words(rng: random.Random, vocabulary: Sequence[str], low: int, high: int) -> str:
+    return " ".join(rng.choice(vocabulary) for _ in range(rng.randint(low, high)))
+
+
+def _corpus(seed: int = 18) -> list[tuple[str, list[tuple[str, str, str]], str]]:
+    """(path, chunks as (title, section, body), tags) of a mixed corpus, with the chunks that
+    exceed PostgreSQL's tsvector limits: a term 300 times, 17,000 tokens, a 3,000-byte term."""
+    rng = random.Random(seed)
+    vocabulary = ENGLISH + _japanese_terms()
+    docs = []
+    for n in range(60):
+        title = _words(rng, vocabulary, 0, 4)
+        tags = _words(rng, vocabulary, 0, 2)
+        chunks = [
+            (title, _words(rng, vocabulary, 0, 3), _words(rng, vocabulary, 0, 40))
+            for _ in range(rng.randint(1, 4))
+        ]
+        docs.append((f"{'ab'[n % 2]}/{n}.md", chunks, tags))
+    docs.append(("limits/repeat.md", [("", "", "deer " * 300 + "trap deer trap")], ""))
+    long_body = " ".join(rng.choice(vocabulary) for _ in range(17_000)) + " boundary layer"
+    docs.append(("limits/long.md", [("long", "", long_body)], ""))
+    docs.append(("limits/wide.md", [("", "", "x" * 3000 + " deer " + "é" * 1500)], "x" * 2100))
+    docs.append(("limits/empty.md", [("", "", "")], ""))
+    return docs
+
+
+def _write(conn: Any, docs: Sequence[tuple[str, list[tuple[str, str, str]], str]]) -> None:
+    for path, chunks, tags in docs:
+        doc = Document(
+            path=path,
+            type="markdown",
+            title=path,
+            text="\n".join(b for _, _, b in chunks),
+            sections=tuple(Section(s, b) for _, s, b in chunks),
+        )
+        rows = [
+            ChunkRow(
+                Chunk(i, s, b), fts_title=t, fts_section=s, fts_body=b, embed_hash=f"{path}{i}"
+            )
+            for i, (t, s, b) in enumerate(chunks)
+        ]
+        with Transaction(conn):
+            write_document(
+                conn,
+                doc,
+                rows,
+                content_hash=path,
+                size=1,
+                mtime=0.0,
+                category="note",
+                fts_tags=tags,
+            )
+
+
+def _delete(conn: Any, paths: Sequence[str]) -> None:
+    for path in paths:
+        (doc_id,) = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+        with Transaction(conn):
+            delete_document(conn, doc_id)
+
+
+@pytest.fixture(scope="module")
+def both(
+    pg_server: pg.PgServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[sqlite3.Connection, Any]]:
+    """The corpus indexed in SQLite and in PostgreSQL (same ids), then a few documents
+    deleted from both, so the totals have seen deletes too."""
+    lite = open_db(tmp_path_factory.mktemp("pgkw") / "tsm.db", create=True)
+    with pg.fresh_database(pg_server) as url:
+        server = postgres.connect(url)
+        migrations.apply(server)
+        docs = _corpus()
+        for conn in (lite, server):
+            _write(conn, docs)
+            _delete(conn, ["a/0.md", "b/7.md", "a/12.md"])
+        yield lite, server
+        server.close()
+    lite.close()
+
+
+def _terms() -> list[str]:
+    return ENGLISH + _japanese_terms() + ["missing", "。", "x" * 3000, "é" * 1500, "x" * 2100]
+
+
+def _phrases() -> st.SearchStrategy[str]:
+    words = st.sampled_from(_terms())
+    return st.one_of(words, st.lists(words, min_size=2, max_size=3).map(" ".join))
+
+
+@st.composite
+def expressions(draw: st.DrawFn) -> str:
+    """What search/fts.py and search/bridge.py write: quoted terms and phrases joined by OR,
+    some grouped in parentheses."""
+    groups = draw(st.lists(st.lists(_phrases(), min_size=1, max_size=3), min_size=1, max_size=4))
+    parts = []
+    for group in groups:
+        quoted = " OR ".join(quote_term(p) for p in group)
+        parts.append(f"({quoted})" if len(group) > 1 or draw(st.booleans()) else quoted)
+    return " OR ".join(parts)
+
+
+def assert_same_ranking(expected: Sequence[Any], got: Sequence[Any]) -> None:
+    assert [(m.chunk_id, m.document_id) for m in got] == [
+        (m.chunk_id, m.document_id) for m in expected
+    ]
+    for e, g in zip(expected, got, strict=True):
+        assert math.isclose(g.rank, e.rank, rel_tol=1e-9, abs_tol=1e-12), (e, g)
+
+
+def _compare(lite: sqlite3.Connection, server: Any, expression: str) -> None:
+    for weights in WEIGHTS:
+        for limit in (3, 40, 1000):
+            assert_same_ranking(
+                keywords.best_chunks(lite, expression, weights, limit),
+                keywords.best_chunks(server, expression, weights, limit),
+            )
+        for where, params in ((EVERYTHING, ()), ("d.path LIKE ?", ("a/%",))):
+            assert_same_ranking(
+                keywords.best_chunk_per_document(lite, expression, weights, where, params, 25),
+                keywords.best_chunk_per_document(server, expression, weights, where, params, 25),
+            )
+    assert sorted(keywords.matching_chunk_ids(server, expression)) == sorted(
+        keywords.matching_chunk_ids(lite, expression)
+    )
+    assert keywords.document_frequency(server, expression) == keywords.document_frequency(
+        lite, expression
+    )
+    among = list(range(1, 200, 3))
+    assert sorted(keywords.matching_among(server, expression, among)) == sorted(
+        keywords.matching_among(lite, expression, among)
+    )
+    for where, params in ((EVERYTHING, ()), ("d.path LIKE ?", ("b/%",))):
+        assert keywords.count_matching_documents(
+            server, expression, where, params
+        ) == keywords.count_matching_documents(lite, expression, where, params)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(expression=expressions())
+def test_same_matches_and_ranks_as_fts5(
+    both: tuple[sqlite3.Connection, Any], expression: str
+) -> None:
+    lite, server = both
+    _compare(lite, server, expression)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "running cafe",  # stemming and diacritics
+        "Café NAÏVE résumé",  # case folding, diacritics removed
+        "境界層の流れ",  # Japanese, split by the real tokenizer
+        "機械学習 model p53 don't",  # mixed; don't is a phrase of two FTS5 tokens
+        "snake_case Boundary-Layer",  # phrases FTS5 makes of one query word
+        "deer trap",  # the chunk with a term 302 times
+        "boundary layer angstrom",  # and the one of 17,000 tokens
+        "missing nowhere",  # nothing matches
+    ],
+)
+def test_queries_of_the_search_engine(both: tuple[sqlite3.Connection, Any], query: str) -> None:
+    """The expressions search/engine.py makes of a user's query."""
+    expression = match_expression(get_tokenizer().query_terms(query))
+    assert expression is not None
+    _compare(*both, expression)
+    lite, server = both
+    assert keywords.best_chunks(lite, expression, COLUMN_WEIGHTS, 5) or query.startswith("missing")
+
+
+def test_phrases_past_the_tsvector_limits(both: tuple[sqlite3.Connection, Any]) -> None:
+    """A phrase at offset 17,000 and a term's 301st instance count, as in FTS5."""
+    lite, server = both
+    for expression in ('"boundary layer"', '"deer trap"', '"trap deer trap"', '"deer deer"'):
+        expected = keywords.best_chunks(lite, expression, COLUMN_WEIGHTS, 10)
+        assert expected
+        assert_same_ranking(expected, keywords.best_chunks(server, expression, COLUMN_WEIGHTS, 10))
+
+
+def test_phrase_does_not_span_columns(pg_url: str, tmp_path: Path) -> None:
+    """A phrase whose words end one column and begin the next is no match (FTS5's rule)."""
+    lite = open_db(tmp_path / "tsm.db", create=True)
+    server = postgres.connect(pg_url)
+    migrations.apply(server)
+    docs = [("a.md", [("boundary", "layer", "layer boundary")], "")]
+    for conn in (lite, server):
+        _write(conn, docs)
+        assert keywords.document_frequency(conn, '"boundary layer"') == 0
+        assert keywords.document_frequency(conn, '"layer boundary"') == 1
+    server.close()
+    lite.close()
+
+
+def test_totals_follow_inserts_and_deletes_past_folding(pg_url: str, tmp_path: Path) -> None:
+    """Over 256 writes the totals' delta rows are folded into one; N and the token total (and
+    so every rank) still match FTS5's after inserts and deletes."""
+    lite = open_db(tmp_path / "tsm.db", create=True)
+    server = postgres.connect(pg_url)
+    migrations.apply(server)
+    rng = random.Random(5)
+    docs = [(f"n{i}.md", [("", "", _words(rng, ENGLISH, 1, 12))], "") for i in range(300)]
+    for conn in (lite, server):
+        _write(conn, docs)
+        _delete(conn, [f"n{i}.md" for i in range(0, 300, 7)])
+    rows, tokens = server.execute("SELECT count(*), sum(tokens) FROM chunk_keywords").fetchone()
+    assert server.execute("SELECT sum(rows), sum(tokens) FROM keyword_totals").fetchone() == (
+        rows,
+        tokens,
+    )
+    assert server.execute("SELECT count(*) FROM keyword_totals").fetchone()[0] < 256
+    for expression in ('"run" OR "cafe"', '"deer" OR "boundary layer"', '"study"'):
+        _compare(lite, server, expression)
+    server.close()
+    lite.close()
+
+
+def test_the_tokenizer_is_chunks_fts_own(tmp_path: Path) -> None:
+    """pg_keywords splits text with the tokenizer of the SQLite index's chunks_fts."""
+    lite = open_db(tmp_path / "tsm.db", create=True)
+    (sql,) = lite.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
+    lite.close()
+    assert f"tokenize = '{pg_keywords.FTS5_TOKENIZE}'" in sql
+
+
+def test_phrase_lexemes_as_fts5_splits_them() -> None:
+    assert pg_keywords.phrase_lexemes("Running CAFÉ") == ("run", "cafe")
+    assert pg_keywords.phrase_lexemes("snake_case") == ("snake", "case")
+    assert pg_keywords.phrase_lexemes("。、") == ()
+    long = pg_keywords.phrase_lexemes("x" * 3000)
+    assert len(long) == 1 and long[0].startswith("#")
+
+
+def test_expressions_other_than_or_of_phrases_are_refused() -> None:
+    assert pg_keywords.expression_phrases('("a" OR "b c") OR "d"') == ["a", "b c", "d"]
+    assert pg_keywords.expression_phrases('"say ""hi"""') == ['say "hi"']
+    for bad in ('"a" AND "b"', '"a" "b"', "a", '"a" OR', '("a"', '"a")', '"a"*', ""):
+        with pytest.raises(ValueError):
+            pg_keywords.expression_phrases(bad)
