@@ -60,10 +60,16 @@ STORE = os.environ.get(pg.STORE_VARIABLE) or "sqlite"  # checked by pytest_confi
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that uses the server is a `postgres` test (`-m "not postgres"` leaves it out)."""
+    """A test that uses the server is a `postgres` test (`-m "not postgres"` leaves it out).
+    A test about the SQLite file itself (`@pytest.mark.sqlite_only("why")`) is skipped, with
+    its reason shown, when the run's store is PostgreSQL."""
     for item in items:
         if {"pg_server", "pg_url"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
+        marker = item.get_closest_marker("sqlite_only")
+        if STORE == "postgres" and marker is not None:
+            why = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+            item.add_marker(pytest.mark.skip(reason=f"SQLite only: {why}"))
 
 
 @pytest.fixture(scope="session")

@@ -147,27 +147,35 @@ def test_as_root_a_dir_the_server_user_cannot_reach_is_refused(tmp_path: Path) -
 
 
 def test_no_server_is_left_running_after_a_test_run() -> None:
-    """A whole pytest run on two workers that both use the server: at its end the server is
-    stopped and its directory removed."""
+    """A whole pytest run with TSM_TEST_STORE=postgres on two workers that both use the
+    server: a test about the SQLite file is skipped with its reason, and at the end the
+    server is stopped and its directory removed."""
     parent = Path(tempfile.mkdtemp(prefix="tsm-pg-run-", dir="/tmp"))
     parent.chmod(0o755)  # as /tmp: the server's user (when we are root) must enter it
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TSM_", "PYTEST_"))}
-        env[pg.PG_PARENT_VARIABLE] = str(parent)
+        env |= {pg.PG_PARENT_VARIABLE: str(parent), pg.STORE_VARIABLE: "postgres"}
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
+            [sys.executable, "-m", "pytest", "-q", "-rs", "-n", "2", "-p", "no:cacheprovider",
              f"{__file__}::test_the_server_is_postgresql_with_pgvector",
-             f"{__file__}::test_a_wrong_password_is_refused"],
+             f"{__file__}::test_a_wrong_password_is_refused",
+             f"{__file__}::test_a_sqlite_only_test_is_skipped_on_postgres"],
             cwd=pg.REPO, env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "2 passed" in proc.stdout
+        assert "2 passed, 1 skipped" in proc.stdout
+        assert "SQLite only: the marker's own test" in proc.stdout
         assert list(parent.iterdir()) == []  # the run's directory is gone
         assert servers_under(parent) == []
     finally:
         for pid in servers_under(parent):
             os.kill(pid, 9)
         shutil.rmtree(parent, ignore_errors=True)
+
+
+@pytest.mark.sqlite_only("the marker's own test")
+def test_a_sqlite_only_test_is_skipped_on_postgres() -> None:
+    assert "TSM_STORE_URL" not in os.environ  # set for every test with TSM_TEST_STORE=postgres
 
 
 def servers_under(directory: Path) -> list[int]:
