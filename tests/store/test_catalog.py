@@ -66,6 +66,8 @@ STATUS_KEYS = [
     "embedding_dim", "schema_version", "chunks_without_vectors", "vectors_done",
     "vectors_total", "embed_rate", "embed_rate_at", "configured_model", "vectors_stale",
     "index_root", "db_path", "trusted", "warnings",
+    # issue 18, additive: which store holds the index
+    "store", "store_url", "server_version", "pgvector_version",
 ]  # fmt: skip
 
 

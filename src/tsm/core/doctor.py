@@ -8,12 +8,15 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..config import Settings
 from ..errors import TsmError
 from ..statedir import dir_problem
 from ..store.connect import Connection
+
+if TYPE_CHECKING:
+    from ..store.catalog import IndexHealth
 
 CheckStatus = Literal["ok", "warn", "error"]
 REBUILD_FIX = (
@@ -152,6 +155,13 @@ def _open(settings: Settings, conn: Connection | None) -> tuple[Connection | Non
     """The index's connection, or None and why it cannot be opened."""
     if conn is not None:
         return conn, None
+    if settings.store_url:
+        from ..store.connect import open_store
+
+        try:
+            return open_store(settings), None
+        except TsmError as exc:  # the server down, refusing or unknown: a failed check
+            return None, exc.message
     if not settings.db_path.exists():
         return None, f"no index at {settings.db_path}"
     from ..store.connect import open_db
@@ -163,8 +173,10 @@ def _open(settings: Settings, conn: Connection | None) -> tuple[Connection | Non
 
 
 def _database(settings: Settings, db: Connection | None, problem: str | None) -> list[Check]:
-    from ..store import catalog, migrations
+    from ..store import catalog
 
+    if settings.store_url:
+        return _server(settings, db, problem)
     if not settings.db_path.exists():
         return [
             Check(
@@ -187,7 +199,6 @@ def _database(settings: Settings, db: Connection | None, problem: str | None) ->
                 REBUILD_FIX,
             )
         ]
-    version, docs = health.schema_version, health.documents
     items = [
         Check("integrity", "ok", "PRAGMA quick_check: ok")
         if health.sound
@@ -198,6 +209,17 @@ def _database(settings: Settings, db: Connection | None, problem: str | None) ->
             REBUILD_FIX,
         )
     ]
+    fix = "upgrade tsm, or `tsm rebuild --apply`"
+    return items + _contents(health, fix, "`tsm rebuild --apply`") + _leftover_rebuild(settings)
+
+
+def _contents(health: IndexHealth, schema_fix: str, rebuild: str) -> list[Check]:
+    """The schema version, the counts, the keyword rows' coverage and leftover rows: the
+    same checks on both stores."""
+    from ..store import migrations
+
+    version, docs = health.schema_version, health.documents
+    items = []
     if version == migrations.LATEST:
         items.append(Check("schema", "ok", f"schema version {version}"))
     else:
@@ -206,7 +228,7 @@ def _database(settings: Settings, db: Connection | None, problem: str | None) ->
                 "schema",
                 "error",
                 f"schema version {version}, this tsm expects {migrations.LATEST}",
-                "upgrade tsm, or `tsm rebuild --apply`",
+                schema_fix,
             )
         )
     items.append(
@@ -217,7 +239,105 @@ def _database(settings: Settings, db: Connection | None, problem: str | None) ->
             None if docs else "run `tsm index` in your notes folder",
         )
     )
-    return items + _leftover_rebuild(settings)
+    unkeyed = health.chunks_without_keywords
+    items.append(
+        Check("keywords", "ok", "every chunk has its keyword row")
+        if not unkeyed
+        else Check(
+            "keywords",
+            "error",
+            f"{unkeyed} of {health.chunks} chunks have no keyword row: keyword search "
+            "cannot find them",
+            f"run `tsm reindex fts` (or {rebuild})",
+        )
+    )
+    leftovers = []
+    if health.orphan_keywords:
+        leftovers.append(f"{health.orphan_keywords} keyword rows")
+    if health.orphan_vectors:
+        leftovers.append(f"{health.orphan_vectors} vectors")
+    items.append(
+        Check("orphans", "ok", "no rows left without their chunk")
+        if not leftovers
+        else Check(
+            "orphans",
+            "warn",
+            " and ".join(leftovers) + " belong to no chunk (unused, they only take space)",
+            f"run `tsm reindex fts` for keyword rows; `tsm index` drops unused vectors "
+            f"(or {rebuild})",
+        )
+    )
+    return items
+
+
+def _server(settings: Settings, db: Connection | None, problem: str | None) -> list[Check]:
+    """The database section on PostgreSQL: the connection, the server's and pgvector's
+    versions and the validity of every index, instead of the SQLite file's quick check;
+    nothing about files (the DB file, its WAL, a leftover rebuild) applies to a server."""
+    from ..store import catalog
+
+    url = settings.store_key
+    if db is None:
+        return [
+            Check(
+                "connection",
+                "error",
+                problem or f"cannot connect to {url}",
+                "check that the server is running and that store.url (or TSM_STORE_URL) "
+                "names it, with the right user, password and database",
+            )
+        ]
+    try:
+        info = catalog.store_info(db, settings)
+        health = catalog.index_health(db)
+    except Exception as exc:
+        from ..store import postgres
+
+        if not postgres.is_server_error(exc):
+            raise
+        return [
+            Check("connection", "ok", f"connected to {url}"),
+            Check(
+                "index health",
+                "error",
+                postgres.storage_failure(exc, settings.store_url).message,
+                "check the server's log; `tsm export` and `tsm import --replace` rebuild it",
+            ),
+        ]
+    items = [
+        Check("connection", "ok", f"connected to {url}"),
+        Check("server", "ok", f"PostgreSQL {info.server_version}"),
+        Check("pgvector", "ok", f"pgvector {info.pgvector_version}")
+        if info.pgvector_version
+        else Check(
+            "pgvector",
+            "error",
+            "the vector extension is not installed in this database",
+            "as a superuser: CREATE EXTENSION vector (the server needs pgvector)",
+        ),
+    ]
+    bad = health.invalid_indexes
+    items.append(
+        Check("indexes", "ok", f"{health.indexes} indexes valid (btree, GIN, HNSW)")
+        if not bad
+        else Check(
+            "indexes",
+            "error",
+            f"{len(bad)} of {health.indexes} indexes are not valid: {', '.join(bad[:5])}",
+            "REINDEX INDEX CONCURRENTLY each of them (an index build was interrupted)",
+        )
+    )
+    if health.missing_hnsw:
+        items.append(
+            Check(
+                "hnsw",
+                "warn",
+                "no HNSW index for the vectors of " + ", ".join(health.missing_hnsw),
+                "the next `tsm index` that stores a vector of that model makes it",
+            )
+        )
+    rebuild = "`tsm export FILE` then `tsm import --replace FILE`"
+    return items + _contents(health, "upgrade tsm", rebuild)
 
 
 def _daemon(daemon: dict[str, Any]) -> list[Check]:
@@ -316,6 +436,12 @@ def _vectors(
         coverage = vectors.vector_coverage(db, model)
     except sqlite3.DatabaseError:
         return []  # the database section says the index cannot be read
+    except Exception as exc:
+        from ..store.postgres import is_server_error
+
+        if is_server_error(exc):
+            return []  # the same, of a server store
+        raise
     total, missing, other = coverage.chunks, coverage.missing, coverage.other_models
     items = [
         Check(

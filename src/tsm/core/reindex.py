@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..errors import UserError
 from ..store import documents, vectors
 from ..store.connect import Connection, Transaction
+
+if TYPE_CHECKING:
+    from ..text.tokenizer import JapaneseTokenizer
 
 TARGETS = ("all", "fts", "vectors")
 Job = Callable[[Connection], int]
@@ -53,26 +57,24 @@ def rebuild_fts(settings: Settings, doc_ids: list[int]) -> Job:
                 source = documents.keyword_source(conn, doc_id)
                 if source is None:  # deleted since the batches were planned
                     continue
-                title = tokenizer.index_text(source.title + " " + " ".join(source.aliases))
-                tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in source.tags)
-                documents.replace_keyword_rows(
-                    conn,
-                    doc_id,
-                    [
-                        (
-                            cid,
-                            title,
-                            tokenizer.index_text(section),
-                            tokenizer.index_text(text),
-                            tags,
-                        )
-                        for cid, section, text in source.chunks
-                    ],
-                )
+                documents.replace_keyword_rows(conn, doc_id, keyword_rows(tokenizer, source))
                 rows += len(source.chunks)
         return rows
 
     return job
+
+
+def keyword_rows(
+    tokenizer: JapaneseTokenizer, source: documents.KeywordSource
+) -> list[tuple[int, str, str, str, str]]:
+    """A document's keyword rows (chunk id, title, section, body, tags) from its stored text,
+    as indexing.py makes them from the file (also `tsm import`'s: core/transfer.py)."""
+    title = tokenizer.index_text(source.title + " " + " ".join(source.aliases))
+    tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in source.tags)
+    return [
+        (cid, title, tokenizer.index_text(section), tokenizer.index_text(text), tags)
+        for cid, section, text in source.chunks
+    ]
 
 
 def drop_vectors(conn: Connection) -> int:

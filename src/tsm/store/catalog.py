@@ -11,13 +11,13 @@ import difflib
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentNotFound
 from . import chunks, migrations, vectors
-from .connect import Connection
+from .connect import Connection, is_postgres
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -143,6 +143,12 @@ class IndexStatus(Row):
     db_path: str
     trusted: bool
     warnings: tuple[str, ...]
+    # Issue 18 (additive): which store holds the index. On PostgreSQL `db_path` is the
+    # server's URL without its password and `db_size_bytes` is pg_database_size.
+    store: str = "sqlite"  # "sqlite" or "postgresql"
+    store_url: str | None = None  # the server's URL without its password; None for SQLite
+    server_version: str | None = None  # PostgreSQL's server_version
+    pgvector_version: str | None = None  # the vector extension's version in the database
 
     def as_json(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The status JSON: these keys in order, then those of `extra` (daemon, embedder,
@@ -318,11 +324,12 @@ def index_status(
     configured = settings.embedder
     total_chunks = chunks.count(conn)
     missing = vectors.count_missing(conn, model)
+    server = store_info(conn, settings)
     return IndexStatus(
         documents=by_type,
         total_documents=sum(by_type.values()),
         total_chunks=total_chunks,
-        db_size_bytes=db_size(settings.db_path),
+        db_size_bytes=server.size_bytes,
         model_name=model,
         embedding_dim=int(dim) if dim else None,
         schema_version=migrations.schema_version(conn),
@@ -336,10 +343,36 @@ def index_status(
             model and configured not in ("none", "") and configured_vectors not in (None, model)
         ),
         index_root=str(settings.index_root),
-        db_path=str(settings.db_path),
+        db_path=settings.store_key,
         trusted=settings.trusted,
         warnings=tuple(w for w in (settings.trust_warning,) if w),
+        store=server.store,
+        store_url=server.url,
+        server_version=server.server_version,
+        pgvector_version=server.pgvector_version,
     )
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """Which store holds the index, and what `status` and `doctor` say of it."""
+
+    store: str  # "sqlite" or "postgresql"
+    url: str | None  # the server's URL without its password; None for SQLite
+    server_version: str | None
+    pgvector_version: str | None  # None: no vector extension in the database
+    size_bytes: int  # the DB file and its WAL; pg_database_size on PostgreSQL
+
+
+def store_info(conn: Connection, settings: Settings) -> StoreInfo:
+    if not is_postgres(conn):
+        return StoreInfo("sqlite", None, None, None, db_size(settings.db_path))
+    version, extension, size = conn.execute(
+        """SELECT current_setting('server_version'),
+                  (SELECT extversion FROM pg_extension WHERE extname = 'vector'),
+                  pg_database_size(current_database())"""
+    ).fetchone()
+    return StoreInfo("postgresql", settings.store_key, version, extension, int(size))
 
 
 # -- health (`tsm doctor`) -------------------------------------------------------------------
@@ -353,6 +386,13 @@ class IndexHealth:
     schema_version: int
     documents: int
     chunks: int
+    chunks_without_keywords: int = 0  # chunks a keyword search cannot find
+    orphan_keywords: int = 0  # keyword rows of chunks that no longer exist
+    orphan_vectors: int = 0  # vectors of texts no chunk has any more
+    # PostgreSQL only (empty on SQLite, whose file quick_check covers):
+    indexes: int = 0  # the indexes of the store's tables (btree, GIN, HNSW)
+    invalid_indexes: tuple[str, ...] = ()  # those pg_index calls not valid or not ready
+    missing_hnsw: tuple[str, ...] = ()  # "model (dim)" with vectors but no HNSW index
 
     @property
     def sound(self) -> bool:
@@ -360,14 +400,59 @@ class IndexHealth:
 
 
 def index_health(conn: Connection) -> IndexHealth:
-    """SQLite's quick check (seconds on a large index), the schema version and the counts.
-    sqlite3.DatabaseError when the file cannot be read that far."""
-    lines = tuple(line for (line,) in conn.execute("PRAGMA quick_check"))
+    """SQLite's quick check (seconds on a large index), or on PostgreSQL the validity of
+    every index of the store's tables; then the schema version, the counts, the keyword
+    rows' coverage and the rows left without their chunk. sqlite3.DatabaseError when the
+    file cannot be read that far."""
+    postgres = is_postgres(conn)
+    lines = () if postgres else tuple(line for (line,) in conn.execute("PRAGMA quick_check"))
     version = migrations.schema_version(conn)
     documents, chunks = conn.execute(
         "SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)"
     ).fetchone()
-    return IndexHealth(lines, version, int(documents), int(chunks))
+    table, key = ("chunk_keywords", "chunk_id") if postgres else ("chunks_fts", "rowid")
+    unkeyed, orphan_keys, orphan_vectors = conn.execute(
+        f"""SELECT
+              (SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (
+                   SELECT 1 FROM {table} k WHERE k.{key} = c.id)),
+              (SELECT COUNT(*) FROM {table} k WHERE NOT EXISTS (
+                   SELECT 1 FROM chunks c WHERE c.id = k.{key})),
+              (SELECT COUNT(*) FROM embeddings e WHERE NOT EXISTS (
+                   SELECT 1 FROM chunks c WHERE c.embed_hash = e.embed_hash))"""
+    ).fetchone()
+    health = IndexHealth(
+        lines,
+        version,
+        int(documents),
+        int(chunks),
+        int(unkeyed),
+        int(orphan_keys),
+        int(orphan_vectors),
+    )
+    if not postgres:
+        return health
+    from . import pg_vectors
+
+    indexes = conn.execute(
+        """SELECT ic.relname, i.indisvalid AND i.indisready FROM pg_index i
+           JOIN pg_class ic ON ic.oid = i.indexrelid
+           JOIN pg_class tc ON tc.oid = i.indrelid
+           JOIN pg_namespace n ON n.oid = tc.relnamespace
+           WHERE n.nspname = current_schema() ORDER BY ic.relname"""
+    ).fetchall()
+    missing = tuple(
+        f"{model} ({dim})"
+        for model, dim in conn.execute(
+            "SELECT DISTINCT model, dim FROM embeddings ORDER BY model, dim"
+        ).fetchall()
+        if not pg_vectors.has_hnsw(conn, model, int(dim))
+    )
+    return replace(
+        health,
+        indexes=len(indexes),
+        invalid_indexes=tuple(name for name, valid in indexes if not valid),
+        missing_hnsw=missing,
+    )
 
 
 def db_size(path: Path) -> int:
