@@ -118,8 +118,15 @@ def test_store_url(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[None]:
     """With TSM_TEST_STORE=postgres, every tsm process of the test indexes into a database
-    of the test's own (TSM_STORE_URL), dropped after it."""
+    of the test's own (TSM_STORE_URL), dropped after it; or, when the test uses a module's
+    fixture that indexed a vault of its own (`stores.for_fixture`), into that fixture's."""
     if stores.server is None or _OWN_STORE & set(request.fixturenames):
+        yield
+        return
+    bound = stores.bound_to(request.module.__name__, request.fixturenames)
+    if bound is not None:
+        for key, value in bound.items():
+            monkeypatch.setenv(key, value)
         yield
         return
     with stores.fresh() as env:

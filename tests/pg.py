@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,6 +150,26 @@ class Stores:
     def __init__(self, server: PgServer | None, sample: str = SAMPLE_DATABASE) -> None:
         self.server = server
         self.sample = sample  # the database the sample vault is indexed into
+        self.bound: dict[tuple[str, str], dict[str, str]] = {}  # (module, fixture): its store
+
+    @contextmanager
+    def for_fixture(self, module: str, fixture: str) -> Iterator[dict[str, str]]:
+        """The store of a module- or session-scoped fixture that indexes a vault of its own:
+        every test that uses `fixture` (in `module`) gets it instead of an empty one
+        (`bound_to`), so the test's tsm processes find that index."""
+        with self.fresh() as env:
+            self.bound[module, fixture] = env
+            try:
+                yield env
+            finally:
+                del self.bound[module, fixture]
+
+    def bound_to(self, module: str, fixtures: Iterable[str]) -> dict[str, str] | None:
+        """The store `for_fixture` made for one of a test's `fixtures`, if any."""
+        for fixture in fixtures:
+            if (module, fixture) in self.bound:
+                return self.bound[module, fixture]
+        return None
 
     @contextmanager
     def fresh(self, template: str = "template1") -> Iterator[dict[str, str]]:

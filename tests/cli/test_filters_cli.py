@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pg import Stores
 from sample_vault import copy_tracked
 
 ALL = {
@@ -24,8 +26,11 @@ ALL = {
 
 
 @pytest.fixture(scope="module")
-def dated_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample vault indexed once, files without a written date given an old mtime."""
+def dated_vault(
+    tmp_path_factory: pytest.TempPathFactory, stores: Stores, request: pytest.FixtureRequest
+) -> Iterator[Path]:
+    """The sample vault indexed once, files without a written date given an old mtime (on
+    PostgreSQL, into a database every test using this fixture gets)."""
     import subprocess
     import sys
 
@@ -39,14 +44,15 @@ def dated_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "notes/project.md",
     ):
         os.utime(root / rel, (old, old))
-    env = {**os.environ, "TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1"}
-    subprocess.run(
-        [sys.executable, "-m", "tsm", "index", "-f", "json"],
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    return root
+    with stores.for_fixture(request.module.__name__, request.fixturename) as store:
+        env = {**os.environ, "TSM_INDEX_ROOT": str(root), "TSM_NO_USER_CONFIG": "1", **store}
+        subprocess.run(
+            [sys.executable, "-m", "tsm", "index", "-f", "json"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        yield root
 
 
 def found(tsm: Any, root: Path, *args: str) -> set[str]:

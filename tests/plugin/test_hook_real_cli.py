@@ -9,10 +9,12 @@ import json
 import re
 import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pg import Stores
 from plugin_harness import (
     TSM,
     HookRun,
@@ -67,16 +69,20 @@ def tsm(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
-def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A vault indexed by the real CLI, state in the default <root>/.tsm."""
+def vault(
+    tmp_path_factory: pytest.TempPathFactory, stores: Stores, request: pytest.FixtureRequest
+) -> Iterator[Path]:
+    """A vault indexed by the real CLI, state in the default <root>/.tsm (on PostgreSQL,
+    the index in a database every test using this fixture gets)."""
     root = tmp_path_factory.mktemp("vault")
     for name, text in NOTES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
-    done = tsm("index", "-f", "json", str(root), cwd=root, env=base_env())
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["indexed"] == len(NOTES)
-    return root
+    with stores.for_fixture(request.module.__name__, request.fixturename) as store:
+        done = tsm("index", "-f", "json", str(root), cwd=root, env=base_env(**store))
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["indexed"] == len(NOTES)
+        yield root
 
 
 @pytest.fixture(autouse=True)
