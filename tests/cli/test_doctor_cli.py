@@ -7,6 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def damage_table(db: Path, table: str) -> None:
     """Overwrite the root page of `table` with garbage; the schema stays readable."""
@@ -20,6 +22,7 @@ def damage_table(db: Path, table: str) -> None:
         fh.write(b"\x0d" + b"\xff" * (page_size - 1))
 
 
+@pytest.mark.sqlite_only("damages a page of the SQLite file")
 def test_doctor_reports_a_damaged_vector_table_in_its_report(indexed: Path, tsm: Any) -> None:
     db = indexed / ".tsm" / "tsm.db"
     damage_table(db, "embeddings")

@@ -8,6 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def index(tsm: Any, *args: str) -> dict:
     result = tsm("index", "-f", "json", *args)
@@ -113,6 +115,7 @@ def test_index_single_file_and_stdin(vault: Path, tsm: Any) -> None:
     assert outside.code == 1
 
 
+@pytest.mark.sqlite_only("reads the SQLite file's chunks and chunks_fts tables directly")
 def test_interrupted_run_keeps_previous_state(vault: Path, tsm: Any) -> None:
     index(tsm, "--no-embed")
     db = vault / ".tsm" / "tsm.db"

@@ -169,6 +169,7 @@ def test_missing_index_is_a_clear_user_error(vault: Path, tsm: Any) -> None:
     assert "tsm index" in result.error()["error"]
 
 
+@pytest.mark.sqlite_only("a damaged SQLite file")
 def test_corrupt_index_is_a_system_error(vault: Path, tsm: Any) -> None:
     state = vault / ".tsm"
     state.mkdir()
