@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     try:
-        pg.test_store()
+        pg.store_under_test()
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     if hasattr(config, "workerinput"):

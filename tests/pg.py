@@ -34,7 +34,7 @@ SAMPLE_DATABASE = "tsm_sample"  # the sample vault's index, built once per run
 PASSWORD_ROLE = "tsm_password"  # scripts/postgres: the role that must give its password
 
 
-def test_store() -> str:
+def store_under_test() -> str:
     """Which store this run's tsm processes use: TSM_TEST_STORE, `sqlite` by default."""
     store = os.environ.get(STORE_VARIABLE, "sqlite") or "sqlite"
     if store not in STORES:
