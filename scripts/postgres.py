@@ -361,6 +361,9 @@ def pick_port(cluster: Cluster) -> int:
         candidates = [0]
     for wanted in candidates:
         with socket.socket() as probe:
+            # As the server binds (SO_REUSEADDR): the last start's port, left in TIME_WAIT by
+            # its connections after a crash or stop, is free to it again.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((HOST, wanted))
             except OSError:

@@ -445,8 +445,16 @@ def redacted_url(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:
         return "<unparsable URL>"
+    if not parts.scheme:  # not a URL (a libpq "key=value" string?): show no value of it
+        return "<not a URL>"
+    if parts.query:  # libpq also takes the password as a parameter: ?password=...
+        query = "&".join(
+            "password=***" if pair.split("=", 1)[0].lower() == "password" else pair
+            for pair in parts.query.split("&")
+        )
+        parts = parts._replace(query=query)
     if parts.password is None:
-        return url
+        return urlunsplit(parts)
     host = parts.netloc.rsplit("@", 1)[-1]
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 

@@ -1,17 +1,29 @@
 """The indexing pipeline: discover → read → chunk → tokenize → store (one transaction per
-file), then embed whatever text still lacks a vector. Unchanged files cost a stat() call."""
+file), then embed whatever text still lacks a vector. Unchanged files cost a stat() call.
+
+Several writers may index into one PostgreSQL store at once (two machines, overlapping
+folders). Each document's rows commit in one transaction that first locks the document's
+path (store/documents.lock_paths) and then checks again what was decided before it: the file
+still holds the bytes that were read (else it is read again, so the last content wins), the
+stored row is not already this content (another writer stored it: a touch), a vanished file
+is still missing. A transaction that loses a race with another writer anyway (a deadlock, a
+unique key inserted twice) is run again (`_locked`), never shown to the user.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import os
+import random
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path, PurePosixPath
 from stat import S_ISLNK
+from typing import TypeVar
 
 from .config import Settings
 from .embed import Embedder, passage_text
@@ -19,11 +31,13 @@ from .errors import EmbedderUnavailable, UserError
 from .models import Document
 from .sources import Reader, SkipFile, discover, load_bytes, reader_for
 from .sources.files import Reach, display, storable
-from .store import documents, vectors
+from .store import documents, failures, vectors
 from .store.connect import Connection, Transaction
 from .text.chunk import chunk_sections
 from .text.tokenizer import compiled_user_dict, get_tokenizer
 from .workspace import IgnoreRules
+
+T = TypeVar("T")
 
 # progress(done, total, label) — the CLI draws a bar with it; the library never prints.
 Progress = Callable[[int, int, str], None]
@@ -33,6 +47,11 @@ Progress = Callable[[int, int, str], None]
 MAX_TRANSCRIPT_BYTES = 1024 * 1024 * 1024
 UNDECODABLE_NAME = "file name is not valid UTF-8; rename it to index it"
 _FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
+# How often a write that lost a race with another writer is run again, and how often a file
+# that changed while it was being stored is read again, before giving up.
+WRITE_ATTEMPTS = 8
+READ_ATTEMPTS = 3
+CHANGED_WHILE_INDEXED = "changed while being indexed; the next `tsm index` indexes it"
 
 
 @dataclass
@@ -90,9 +109,9 @@ def index_paths(
         if rel.startswith(("~/", "/")):  # transcripts outside the root: ingested explicitly
             continue
         if rel not in seen and any(_within(rel, s) for s in scopes) and not (root / rel).exists():
-            with Transaction(conn):
-                documents.delete_document(conn, old.id)
-            report.removed += 1
+            report.removed += _locked(
+                conn, [rel], partial(_remove_vanished, conn, root, rel, old.id)
+            )
     if embedder is not None:
         embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
         # Searches compare hits with generic requests (search/relevance.py); embedding those
@@ -102,6 +121,36 @@ def index_paths(
         generic_matrix(embedder, settings.state_dir / "cache")
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
+
+
+def _locked(conn: Connection, paths: Sequence[str] | None, work: Callable[[], T]) -> T:
+    """`work()` in a transaction that first locks `paths` (documents.lock_paths; None: no
+    document, as for vectors), run again when it loses a race with another writer of a
+    PostgreSQL store (store/failures.retryable): the server rolled it back, so nothing of
+    it stays. Any other error, or a race lost WRITE_ATTEMPTS times, propagates."""
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            with Transaction(conn):
+                if paths is not None:
+                    documents.lock_paths(conn, paths)
+                return work()
+        except Exception as exc:
+            if attempt == WRITE_ATTEMPTS or not failures.retryable(exc):
+                raise
+            time.sleep(random.uniform(0, 0.005 * 2**attempt))  # apart, so they do not meet again
+    raise AssertionError("unreachable")
+
+
+class _FileChanged(Exception):
+    """The file no longer holds the bytes that were read: read it again."""
+
+
+def _remove_vanished(conn: Connection, root: Path, rel: str, doc_id: int) -> int:
+    """Remove document `doc_id` at `rel` if its file is still missing (another writer may
+    have seen it come back); 1 if this call removed it."""
+    if (root / rel).exists():
+        return 0
+    return int(documents.delete_document(conn, doc_id))
 
 
 def _session_reader(path: Path, rel: str, data: bytes) -> Document:
@@ -188,37 +237,86 @@ def _index_session(
         if old and old.size == info.st_size and old.mtime == info.st_mtime:
             report.unchanged += 1
             return
+        old = documents.stored_file(conn, key)  # fresh: another writer may have stored it
+        if old and old.size == info.st_size and old.mtime == info.st_mtime:
+            report.unchanged += 1
+            return
         if info.st_size > MAX_TRANSCRIPT_BYTES:
             raise SkipFile(f"larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB ({info.st_size} bytes)")
         transcript, content_hash, info = session.stream(path)
         if named and not old and not transcript.records:
             raise session.NoTranscriptLines("no transcript lines")
-        if old and old.content_hash == content_hash:
-            with Transaction(conn):
-                documents.touch(conn, old.id, info.st_size, info.st_mtime)
-            report.unchanged += 1
-            return
-        doc = _with_date(session.document(key, transcript), info.st_mtime)
     except Exception as exc:  # a reader bug must cost this file's update, never its index
         if named and not old and isinstance(exc, session.NoTranscriptLines):
             raise _not_a_transcript(path, f" ({exc})") from None
-        reason = _skip_reason(exc)
-        if old:
-            reason += "; the indexed version is kept"
-        report.skipped.append({"path": key, "reason": reason})
+        _keep_session(key, old, exc, report)
+        return
+    if old and old.content_hash == content_hash:
+        old_id, size, mtime = old.id, info.st_size, info.st_mtime
+        if _locked(conn, [key], lambda: documents.touch(conn, old_id, size, mtime)):
+            report.unchanged += 1
+            return
+        # another writer removed or rewrote it meanwhile: store this content anew
+    try:
+        doc = _with_date(session.document(key, transcript), info.st_mtime)
+    except Exception as exc:  # a reader bug must cost this file's update, never its index
+        _keep_session(key, old, exc, report)
         return
     if doc.malformed_lines:
         report.malformed_lines += doc.malformed_lines
         report.warnings.append(f"{key}: skipped {doc.malformed_lines} malformed lines")
-    with Transaction(conn):
+    rows = prepare(settings, doc)  # tokenized before the transaction: its locks stay short
+    twins = [t.path for t in documents.find_by_hash(conn, content_hash) if t.path != key]
+
+    def store() -> tuple[int, int] | None:
+        """(twins removed, chunks written), or None when the index already holds this or a
+        later state of the transcript: it grew since it was read, and another writer stored
+        more of it (append-only: what was read is then a part of what is stored)."""
+        current = documents.stored_file(conn, key)
+        if current and current.content_hash == content_hash:
+            return None
+        if current and current.size > info.st_size and _grew(path, info):
+            return None
+        renamed = 0
         for twin in documents.find_by_hash(conn, content_hash):
-            if twin.path != key and not _stored_path(settings, twin.path).exists():
-                documents.delete_document(conn, twin.id)  # moved: re-pointed, not duplicated
-                report.renamed += 1
-        report.chunks += write(
-            settings, conn, doc, content_hash=content_hash, size=info.st_size, mtime=info.st_mtime
+            if twin.path in twins and not _stored_path(settings, twin.path).exists():
+                renamed += documents.delete_document(conn, twin.id)  # moved, not duplicated
+        chunks = store_rows(
+            settings,
+            conn,
+            doc,
+            rows,
+            content_hash=content_hash,
+            size=info.st_size,
+            mtime=info.st_mtime,
         )
+        return renamed, chunks
+
+    done = _locked(conn, [key, *twins], store)
+    if done is None:
+        report.unchanged += 1
+        return
+    report.renamed += done[0]
+    report.chunks += done[1]
     report.indexed += 1
+
+
+def _keep_session(
+    key: str, old: documents.StoredFile | None, exc: Exception, report: IndexReport
+) -> None:
+    reason = _skip_reason(exc)
+    if old:
+        reason += "; the indexed version is kept"
+    report.skipped.append({"path": key, "reason": reason})
+
+
+def _grew(path: Path, info: os.stat_result) -> bool:
+    """Whether the file at `path` changed since `info` was taken (a transcript grows)."""
+    try:
+        now = path.stat()
+    except OSError:
+        return False
+    return (now.st_size, now.st_mtime_ns) != (info.st_size, info.st_mtime_ns)
 
 
 def _not_a_transcript(path: Path, why: str) -> UserError:
@@ -300,11 +398,12 @@ def _place(root: Path, raw: Path) -> tuple[Path, str]:
 
 def _forget(conn: Connection, scope: str) -> int:
     """Remove what is indexed at or under `scope`: its name now leads out of the root."""
-    doomed = [old.id for rel, old in documents.stored_files(conn).items() if _within(rel, scope)]
-    with Transaction(conn):
-        for doc_id in doomed:
-            documents.delete_document(conn, doc_id)
-    return len(doomed)
+    doomed = {
+        rel: old.id for rel, old in documents.stored_files(conn).items() if _within(rel, scope)
+    }
+    return _locked(
+        conn, list(doomed), lambda: sum(documents.delete_document(conn, i) for i in doomed.values())
+    )
 
 
 def _within(rel: str, scope: str) -> bool:
@@ -322,8 +421,48 @@ def _index_file(
     reach: Reach | None = None,
 ) -> None:
     """Index one file. With `reach`, a symlink is followed only to a file inside it (a file
-    reached by a walk has no linked folder above it: discover does not follow those)."""
+    reached by a walk has no linked folder above it: discover does not follow those).
+    `stored` is the index as the run began; another writer may have changed it since, so a
+    file that looks changed is looked up again before it is read."""
     old = stored.get(rel)
+    for _ in range(READ_ATTEMPTS):
+        try:
+            _index_file_once(settings, conn, path, rel, old, report, reader, reach)
+            return
+        except _FileChanged:
+            old = documents.stored_file(conn, rel)
+    report.skipped.append({"path": rel, "reason": CHANGED_WHILE_INDEXED})
+
+
+def _cannot_read(
+    conn: Connection,
+    rel: str,
+    old: documents.StoredFile | None,
+    exc: Exception,
+    report: IndexReport,
+) -> None:
+    """Skip a file that cannot be read or parsed; drop its indexed version unless the
+    failure may pass (an I/O error: SkipFile.transient)."""
+    skip = (
+        exc if isinstance(exc, SkipFile) else SkipFile(f"cannot parse: {type(exc).__name__}: {exc}")
+    )
+    report.skipped.append({"path": rel, "reason": str(skip)})
+    if old and not skip.transient:  # the file no longer holds indexable text
+        old_id = old.id
+        report.removed += _locked(conn, [rel], lambda: documents.delete_document(conn, old_id))
+
+
+def _index_file_once(
+    settings: Settings,
+    conn: Connection,
+    path: Path,
+    rel: str,
+    old: documents.StoredFile | None,
+    report: IndexReport,
+    reader: Reader | None,
+    reach: Reach | None,
+) -> None:
+    """_index_file's work; _FileChanged when the file changed between reading and storing."""
     reader = reader or reader_for(path)
     try:
         if reach is None:  # a transcript: its links are followed
@@ -337,9 +476,8 @@ def _index_file(
     except SkipFile as outside:  # a link out of the root: drop what was indexed under its name
         report.skipped.append({"path": rel, "reason": str(outside)})
         if old:
-            with Transaction(conn):
-                documents.delete_document(conn, old.id)
-            report.removed += 1
+            old_id = old.id
+            report.removed += _locked(conn, [rel], lambda: documents.delete_document(conn, old_id))
         return
     except OSError as exc:
         report.skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
@@ -347,45 +485,75 @@ def _index_file(
     if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
         report.unchanged += 1
         return
+    old = documents.stored_file(conn, rel)  # fresh: another writer may have stored it
+    if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
+        report.unchanged += 1
+        return
+    # Transcripts carry tool output and file snapshots: allow them to be larger.
+    limit = (
+        MAX_TRANSCRIPT_BYTES
+        if reader is _session_reader
+        else int(settings.get("index.max_file_mb") * 1024 * 1024)
+    )
     try:
-        # Transcripts carry tool output and file snapshots: allow them to be larger.
-        data = load_bytes(
-            source,
-            MAX_TRANSCRIPT_BYTES
-            if reader is _session_reader
-            else int(settings.get("index.max_file_mb") * 1024 * 1024),
-        )
-        content_hash = hashlib.sha256(data).hexdigest()
-        if old and old.content_hash == content_hash:
-            with Transaction(conn):
-                documents.touch(conn, old.id, stat.st_size, stat.st_mtime)
+        data = load_bytes(source, limit)
+    except Exception as exc:
+        _cannot_read(conn, rel, old, exc, report)
+        return
+    content_hash = hashlib.sha256(data).hexdigest()
+    if old and old.content_hash == content_hash:
+        old_id = old.id
+        if _locked(conn, [rel], lambda: documents.touch(conn, old_id, stat.st_size, stat.st_mtime)):
             report.unchanged += 1
             return
+        # another writer removed or rewrote it meanwhile: store this content anew
+    try:
         assert reader is not None
         doc = reader(path, rel, data)
     except Exception as exc:  # a reader bug must cost one file, never the whole run
-        skip = (
-            exc
-            if isinstance(exc, SkipFile)
-            else SkipFile(f"cannot parse: {type(exc).__name__}: {exc}")
-        )
-        report.skipped.append({"path": rel, "reason": str(skip)})
-        if old and not skip.transient:  # the file no longer holds indexable text
-            with Transaction(conn):
-                documents.delete_document(conn, old.id)
-            report.removed += 1
+        _cannot_read(conn, rel, old, exc, report)
         return
     doc = _with_date(doc, stat.st_mtime)
     if doc.malformed_lines:
         report.warnings.append(f"{rel}: skipped {doc.malformed_lines} malformed lines")
-    with Transaction(conn):
+    rows = prepare(settings, doc)  # tokenized before the transaction: its locks stay short
+    # A twin (same bytes, file gone) is a rename: re-pointed, not duplicated. Its path is
+    # locked with this one, all in one sorted go.
+    twins = [t.path for t in documents.find_by_hash(conn, content_hash) if t.path != rel]
+
+    def store() -> tuple[int, int] | None:
+        """(twins removed, chunks written), or None when the index already held this."""
+        try:
+            unchanged = hashlib.sha256(load_bytes(source, limit)).hexdigest() == content_hash
+        except (OSError, SkipFile):
+            unchanged = False
+        if not unchanged:  # edited meanwhile: storing these bytes could undo a newer write
+            raise _FileChanged(rel)
+        current = documents.stored_file(conn, rel)
+        if current and current.content_hash == content_hash:  # another writer stored it
+            documents.touch(conn, current.id, stat.st_size, stat.st_mtime)
+            return None
+        renamed = 0
         for twin in documents.find_by_hash(conn, content_hash):
-            if twin.path != rel and not (settings.index_root / twin.path).exists():
-                documents.delete_document(conn, twin.id)  # renamed: re-pointed, not duplicated
-                report.renamed += 1
-        report.chunks += write(
-            settings, conn, doc, content_hash=content_hash, size=stat.st_size, mtime=stat.st_mtime
+            if twin.path in twins and not (settings.index_root / twin.path).exists():
+                renamed += documents.delete_document(conn, twin.id)
+        chunks = store_rows(
+            settings,
+            conn,
+            doc,
+            rows,
+            content_hash=content_hash,
+            size=stat.st_size,
+            mtime=stat.st_mtime,
         )
+        return renamed, chunks
+
+    done = _locked(conn, [rel, *twins], store)
+    if done is None:
+        report.unchanged += 1
+        return
+    report.renamed += done[0]
+    report.chunks += done[1]
     report.indexed += 1
 
 
@@ -400,6 +568,28 @@ def write(
     category: str | None = None,
 ) -> int:
     """Chunk, tokenize and store one document (inside the caller's transaction)."""
+    return store_rows(
+        settings,
+        conn,
+        doc,
+        prepare(settings, doc),
+        content_hash=content_hash,
+        size=size,
+        mtime=mtime,
+        category=category,
+    )
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A document chunked and tokenized, ready to store."""
+
+    rows: list[documents.ChunkRow]
+    fts_tags: str
+
+
+def prepare(settings: Settings, doc: Document) -> Prepared:
+    """Chunk and tokenize one document: the CPU work, done outside any transaction."""
     tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
     chunks = chunk_sections(doc.sections, settings.get("chunking.max_chars"))
     title_terms = tokenizer.index_text(doc.title + " " + " ".join(doc.aliases))
@@ -419,18 +609,33 @@ def write(
             )
         )
     fts_tags = " ".join(tokenizer.index_text(t.replace("/", " ")) for t in doc.tags)
+    return Prepared(rows, fts_tags)
+
+
+def store_rows(
+    settings: Settings,
+    conn: Connection,
+    doc: Document,
+    prepared: Prepared,
+    *,
+    content_hash: str,
+    size: int,
+    mtime: float,
+    category: str | None = None,
+) -> int:
+    """Store a prepared document (inside the caller's transaction); its number of chunks."""
     documents.write_document(
         conn,
         doc,
-        rows,
+        prepared.rows,
         content_hash=content_hash,
         size=size,
         mtime=mtime,
         category=category
         or ("session" if doc.type == "session" else category_of(settings, doc.path)),
-        fts_tags=fts_tags,
+        fts_tags=prepared.fts_tags,
     )
-    return len(rows)
+    return len(prepared.rows)
 
 
 def category_of(settings: Settings, rel: str) -> str:
@@ -474,9 +679,12 @@ def embed_pending(
     started = time.monotonic()
     if progress and todo:
         progress(0, len(todo), "embedding")  # the bar shows before the first batch is done
-    with Transaction(conn):
+
+    def set_model() -> None:
         vectors.set_meta(conn, "model_name", embedder.name)
         vectors.set_meta(conn, "embedding_dim", str(embedder.dim))
+
+    _locked(conn, None, set_model)
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
         try:
@@ -489,18 +697,22 @@ def embed_pending(
                 raise EmbedderUnavailable(message) from None
             report.warnings.append(message)
             break
-        with Transaction(conn):
-            vectors.store(
-                conn, embedder.name, zip((p.embed_hash for p in batch), matrix, strict=True)
-            )
+        # Another writer may embed the same texts at once: the upsert keeps one vector per
+        # (model, text), and a lost race (a deadlock) runs again.
+        rows = list(zip((p.embed_hash for p in batch), matrix, strict=True))
+        _locked(conn, None, partial(vectors.store, conn, embedder.name, rows))
         done += len(batch)
         if progress:
             progress(done, len(todo), "embedding")
     if report is not None:
         report.embedded += done
-    with Transaction(conn):
+    rate = f"{done / max(time.monotonic() - started, 1e-9):.2f}"
+
+    def finish() -> None:
         vectors.drop_orphans(conn)
         if done:  # the recent rate `tsm status` shows
-            vectors.set_meta(conn, "embed_rate", f"{done / (time.monotonic() - started):.2f}")
+            vectors.set_meta(conn, "embed_rate", rate)
             vectors.set_meta(conn, "embed_rate_at", dt.datetime.now().isoformat("T", "seconds"))
+
+    _locked(conn, None, finish)
     return done

@@ -80,18 +80,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _translated(exc: Exception) -> TsmError | None:
-    """A disk, permission, lock or corruption error of SQLite or the OS, as one clear line
-    naming the index (store/failures.py); None for anything else."""
-    if not isinstance(exc, OSError) and "sqlite3" not in sys.modules:
+    """A disk, permission, lock or corruption error of SQLite or the OS, or a PostgreSQL
+    server's failure, as one clear line naming the index (store/failures.py); None for
+    anything else."""
+    if not isinstance(exc, OSError) and not {"sqlite3", "psycopg"} & set(sys.modules):
         return None
     from ..store.failures import translate
     from .runtime import load_settings
 
     try:
-        db_path = load_settings().db_path
+        store_key: str | None = load_settings().store_key
     except Exception:  # the settings may be what failed; the message then names no file
-        db_path = None
-    return translate(exc, db_path)
+        store_key = None
+    return translate(exc, store_key)
 
 
 def _check_working_directory() -> None:

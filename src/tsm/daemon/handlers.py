@@ -209,7 +209,7 @@ class Handlers:
         except TsmError as exc:
             return _error_reply(exc)
         except Exception as exc:
-            known = translate(exc, self.settings.db_path)
+            known = translate(exc, self.settings.store_key)
             if known is not None:
                 log.warning("op %s failed: %s", op, known.message)
                 return _error_reply(known)

@@ -9,7 +9,6 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -101,10 +100,10 @@ or vectors_stale is true, hybrid/vector results are incomplete: say so, or use m
 def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
     """An MCPServer whose tools each make one call on `tools`."""
     started: list[bool] = []
-    db_path = tools.settings.db_path
+    store_key = tools.settings.store_key
 
     def call(operation: Callable[[], Reply]) -> CallToolResult:
-        return _call(operation, db_path)
+        return _call(operation, store_key)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -276,7 +275,7 @@ def _listed(value: list[Any] | Any | None) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _call(operation: Callable[[], Reply], db_path: Path | None = None) -> CallToolResult:
+def _call(operation: Callable[[], Reply], store_key: str | None = None) -> CallToolResult:
     """Run one tool; a TsmError (or a disk, lock or corruption error of the index, named by
     store/failures.py) becomes a tool error (isError) the model can read and act on, with
     the same message and hint as the CLI prints. The server keeps running."""
@@ -287,7 +286,7 @@ def _call(operation: Callable[[], Reply], db_path: Path | None = None) -> CallTo
     except TsmError as exc:
         raise _tool_error(exc) from exc
     except Exception as exc:
-        known = translate(exc, db_path)
+        known = translate(exc, store_key)
         if known is not None:
             raise _tool_error(known) from exc
         log.exception("tool failed")

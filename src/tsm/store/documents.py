@@ -1,4 +1,16 @@
-"""Documents, chunks, tags, links and their FTS rows: written and removed together."""
+"""Documents, chunks, tags, links and their FTS rows: written and removed together.
+
+Several writers (two `tsm index` on two machines, a daemon) may share one PostgreSQL store.
+Each transaction that writes or removes documents first takes `lock_paths` on their paths,
+then checks again what it decided before the lock (indexing.py): a transaction-scoped
+advisory lock per path rather than a version column, because the decision to write rests on
+the file as well as on the row (a writer must not store content older than what another one
+stored; a vanished file must not be removed after another writer saw it come back), and a
+lock keeps the whole read-check-write under one hold without a new column in both schemas.
+A document's id doubles as its version: every write inserts the document anew, so a
+removal or a touch by a stale id changes nothing. SQLite needs none of it: `BEGIN
+IMMEDIATE` lets one writer in at a time.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +22,7 @@ from dataclasses import dataclass
 
 from ..models import Chunk, Document
 from . import keywords
-from .connect import Connection
+from .connect import Connection, is_postgres
 from .names import document_names, link_key
 
 
@@ -34,6 +46,43 @@ class ChunkRow:
     fts_section: str
     fts_body: str
     embed_hash: str
+
+
+# Taken shared by every document writer, exclusive by vectors.drop_orphans: a text's vector
+# must not be dropped as unused while a writer's uncommitted chunk still needs it. Advisory
+# locks with two int4 keys live apart from the one-bigint keys of the paths.
+WRITERS_LOCK = (0x74736D, 0x646F63)  # "tsm", "doc"
+
+
+def lock_paths(conn: Connection, paths: Sequence[str]) -> None:
+    """Hold the documents at `paths` (and the writers' shared lock) until the transaction
+    ends, so that one writer at a time decides about and writes each path, on every machine
+    sharing a PostgreSQL store. Locks are taken in sorted order, so two writers that each
+    lock several paths cannot deadlock. Call first thing in the transaction. A no-op on
+    SQLite, whose write transactions are already serial."""
+    if not is_postgres(conn):
+        return
+    keys = sorted(set(paths))
+    if len(keys) == 1:  # the common case in one round trip; the shared lock comes first
+        conn.execute(
+            "SELECT pg_advisory_xact_lock_shared(?, ?), "
+            "pg_advisory_xact_lock(hashtextextended(?, 0))",
+            (*WRITERS_LOCK, keys[0]),
+        )
+        return
+    conn.execute("SELECT pg_advisory_xact_lock_shared(?, ?)", WRITERS_LOCK)
+    if keys:  # unnest keeps the array's (sorted) order
+        conn.execute(
+            "SELECT count(pg_advisory_xact_lock(hashtextextended(p, 0))) FROM unnest(?::text[]) p",
+            (keys,),
+        )
+
+
+def exclude_writers(conn: Connection) -> None:
+    """Wait until no document writer is inside a transaction, and keep new ones waiting
+    until this transaction ends (PostgreSQL; SQLite's writers are serial already)."""
+    if is_postgres(conn):
+        conn.execute("SELECT pg_advisory_xact_lock(?, ?)", WRITERS_LOCK)
 
 
 def stored_files(conn: Connection) -> dict[str, StoredFile]:
@@ -129,14 +178,20 @@ def write_document(
     return doc_id
 
 
-def delete_document(conn: Connection, doc_id: int) -> None:
-    """Remove a document, its chunks and their keyword rows (FTS5 has no cascade)."""
+def delete_document(conn: Connection, doc_id: int) -> bool:
+    """Remove a document, its chunks and their keyword rows (FTS5 has no cascade); False
+    when there was no document `doc_id` (another writer removed or rewrote it first)."""
     keywords.delete_document(conn, doc_id)
-    conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+    return conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,)).rowcount > 0
 
 
-def touch(conn: Connection, doc_id: int, size: int, mtime: float) -> None:
-    conn.execute("UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, doc_id))
+def touch(conn: Connection, doc_id: int, size: int, mtime: float) -> bool:
+    """Record a file's new size and mtime (its content is unchanged); False when document
+    `doc_id` is gone (another writer removed or rewrote it)."""
+    cur = conn.execute(
+        "UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, doc_id)
+    )
+    return cur.rowcount > 0
 
 
 def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:

@@ -1,7 +1,10 @@
-"""SQLite and file-system errors → TsmErrors with one clear line that names the file.
+"""SQLite, PostgreSQL and file-system errors → TsmErrors with one clear line that names the
+index (the SQLite file, or the server's URL without its password).
 
 The interfaces' error boundaries (cli/main.py, the daemon's dispatch, the MCP tools) call
-`translate` once, so no command needs its own `except sqlite3.OperationalError`.
+`translate` once with `settings.store_key`, so no command needs its own `except
+sqlite3.OperationalError` or psycopg handler. psycopg is never imported here: its errors are
+told apart by their SQLSTATE (store/postgres.py imports it, and only for a server store).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import IndexCorrupt, StorageFailure, TsmError
+from .postgres import is_server_error
 
 REBUILD_HINT = (
     "run `tsm rebuild --apply`: it rebuilds the index from your files beside the "
@@ -26,9 +30,12 @@ SQLITE_IOERR_WRITE = SQLITE_IOERR | 3 << 8  # a failed write(): ENOSPC's cousins
 
 
 def translate(exc: BaseException, db_path: Path | str | None = None) -> TsmError | None:
-    """The TsmError for a SQLite or OS error (None for anything else, which stays a bug)."""
+    """The TsmError for a SQLite, PostgreSQL or OS error (None for anything else, which stays
+    a bug). `db_path` names the index: `settings.store_key`."""
     if isinstance(exc, sqlite3.Error):
         return sqlite_error(exc, db_path)
+    if is_server_error(exc):
+        return postgres_error(exc, db_path)
     if isinstance(exc, OSError) and exc.errno is not None:
         return os_error(exc)
     return None
@@ -105,3 +112,93 @@ def os_error(exc: OSError) -> TsmError:
             f"permission denied: {target}", "check the permissions of the file and its folder"
         )
     return StorageFailure(f"cannot access {target}: {reason}", None)
+
+
+# SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html) of a transaction
+# that lost a race with another writer: run again, it succeeds (indexing.py retries them).
+PG_RETRYABLE = {
+    "40001": "serialization failure",
+    "40P01": "deadlock",
+    "23505": "unique violation",
+}
+PG_QUERY_CANCELED = "57014"
+PG_READ_ONLY = "25006"
+PG_NO_PRIVILEGE = "42501"
+PG_LOCK_NOT_AVAILABLE = "55P03"
+# Classes: 08 connection exception, 57 operator intervention (admin or crash shutdown, the
+# server starting up), 53 insufficient resources (disk full, out of memory), 58 system
+# error (I/O), XX internal error (data corrupted).
+PG_GONE_CLASSES = ("08", "57")
+
+
+def retryable(exc: BaseException) -> bool:
+    """Whether `exc` is a PostgreSQL transaction that lost a race with another writer (a
+    deadlock, a serialization failure, a unique key two writers inserted at once): the
+    transaction was rolled back, and running it again is the cure."""
+    return is_server_error(exc) and getattr(exc, "sqlstate", None) in PG_RETRYABLE
+
+
+def postgres_error(exc: BaseException, store: Path | str | None = None) -> TsmError:
+    """A psycopg error as one line naming the store (its URL without the password). Every
+    one is a system error (exit 2): a wrong URL or password is caught when connecting
+    (store/postgres.connect, a user error); what fails later is the server, or tsm."""
+    where = f"the PostgreSQL store at {store}" if store else "the PostgreSQL store"
+    state = getattr(exc, "sqlstate", None) or ""
+    detail = _pg_detail(exc)
+    again = "run the command again; the index keeps its last complete state"
+    if _connection_lost(exc, state):
+        return StorageFailure(
+            f"lost the connection to {where} ({detail})",
+            "check that the server is running and reachable, then run the command again; "
+            "the next `tsm index` completes the index",
+        )
+    if state == PG_QUERY_CANCELED:
+        return StorageFailure(f"a query on {where} was cancelled ({detail})", again)
+    if state in PG_RETRYABLE or state == PG_LOCK_NOT_AVAILABLE:
+        return StorageFailure(
+            f"another writer kept a conflicting lock on {where} ({detail})", again
+        )
+    if state == PG_READ_ONLY:
+        return StorageFailure(
+            f"{where} is read-only ({detail})",
+            "point store.url (or TSM_STORE_URL) at the primary server, not a replica",
+        )
+    if state == PG_NO_PRIVILEGE:
+        return StorageFailure(
+            f"the role in store.url lacks a privilege on {where} ({detail})",
+            "grant the role the privileges on its database, or use the database's owner",
+        )
+    if state.startswith("53"):
+        return StorageFailure(
+            f"the server of {where} is out of resources ({detail})",
+            "free disk space or memory on the server, then " + again,
+        )
+    if state.startswith(("58", "XX")):
+        return StorageFailure(
+            f"the server of {where} failed ({detail})",
+            "check the server's log; then `tsm doctor`",
+        )
+    return StorageFailure(
+        f"PostgreSQL error on {where}: {detail} ({state or type(exc).__name__})",
+        "run `tsm doctor` to check the index",
+    )
+
+
+def _connection_lost(exc: BaseException, state: str) -> bool:
+    """The server went away or refused the session: a connection-class SQLSTATE, or none at
+    all from psycopg's OperationalError/InterfaceError (libpq found the socket closed)."""
+    if state:
+        return state.startswith(PG_GONE_CLASSES) and state != PG_QUERY_CANCELED
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"OperationalError", "InterfaceError"})
+
+
+def _pg_detail(exc: BaseException) -> str:
+    """The server's own message when it sent one, else libpq's first line (a lost connection
+    says why first, then adds lines of guesses)."""
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    if primary:
+        return str(primary).strip()[:300]
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:300]

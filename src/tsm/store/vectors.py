@@ -8,7 +8,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import chunks
+from . import chunks, documents
 from .connect import Connection, is_postgres
 
 if TYPE_CHECKING:
@@ -99,12 +99,20 @@ def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]])
         """INSERT INTO embeddings(model, embed_hash, dim, vector) VALUES (?, ?, ?, ?)
            ON CONFLICT (model, embed_hash) DO UPDATE SET dim = excluded.dim,
            vector = excluded.vector""",
-        [(model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in items],
+        # In one order for every writer: two that upsert the same texts at once (two
+        # machines embedding a shared store) then wait for each other instead of deadlocking.
+        sorted(
+            ((model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in items),
+            key=lambda row: row[1],
+        ),
     )
 
 
 def drop_orphans(conn: Connection) -> int:
-    """Delete vectors no chunk uses any more (edited or deleted text)."""
+    """Delete vectors no chunk uses any more (edited or deleted text). On PostgreSQL it
+    first waits for the document writers in flight (documents.exclude_writers): a chunk a
+    writer has not committed yet may need one of these vectors."""
+    documents.exclude_writers(conn)
     cur = conn.execute(
         "DELETE FROM embeddings WHERE embed_hash NOT IN (SELECT embed_hash FROM chunks)"
     )
