@@ -4,9 +4,15 @@ nDCG@10, Recall@100 and MRR@10 (computed by ranx) with queries/s and indexing ti
 
     python bench/retrieval.py                       # every dataset in ../shared/datasets
     python bench/retrieval.py scifact jaquad-para --max-queries 50
+    python bench/retrieval.py --store both --modes fts   # SQLite and PostgreSQL side by side
 
 Vectors are cached in bench/.cache/vectors.sqlite keyed by model and text hash, so only
 the first run of a corpus pays for embedding; ranking experiments re-run in minutes.
+
+`--store postgres` indexes into a new database on --pg-url's server (or on one started with
+scripts/postgres for the run) and copies the cached vectors into it: with `both`, the
+SQLite run embeds what the cache lacks, and PostgreSQL gets exactly the same vectors (and
+the same cached query vectors), so the two differ only by their stores.
 """
 
 from __future__ import annotations
@@ -16,11 +22,16 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -105,6 +116,64 @@ def sync_cache(conn: sqlite3.Connection, model: str, direction: str) -> int:
     return cur.rowcount
 
 
+def copy_cached_vectors(conn, model: str) -> int:
+    """Put the cache's vectors of `model` for the index's chunk texts into a PostgreSQL
+    index (through the store's own writer, whatever its vector column is)."""
+    import numpy as np
+
+    wanted = {r[0] for r in conn.execute("SELECT DISTINCT embed_hash FROM chunks")}
+    if not CACHE.exists():
+        return 0
+    with sqlite3.connect(CACHE) as cache:
+        rows = [
+            (h, np.frombuffer(v, dtype=np.float32))
+            for h, v in cache.execute(
+                "SELECT embed_hash, vector FROM embeddings WHERE model = ?", (model,)
+            )
+            if h in wanted
+        ]
+    for start in range(0, len(rows), 2000):
+        with Transaction(conn):
+            vectors.store(conn, model, rows[start : start + 2000])
+    return len(rows)
+
+
+@contextmanager
+def pg_server(url: str | None) -> Iterator[str]:
+    """The server of --pg-url, or one started with scripts/postgres for the run."""
+    if url:
+        yield url
+        return
+    directory = tempfile.mkdtemp(prefix="tsm-bench-pg-")
+    script = str(ROOT / "scripts" / "postgres")
+    started = subprocess.run(
+        [script, "start", directory], capture_output=True, text=True, check=False
+    )
+    if started.returncode != 0:
+        raise SystemExit(f"scripts/postgres start failed: {started.stderr}")
+    try:
+        yield started.stdout.strip()
+    finally:
+        subprocess.run([script, "stop", directory], capture_output=True, check=False)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def pg_database(server_url: str, name: str) -> Iterator[str]:
+    """A new database on the server for one dataset's index, dropped afterwards."""
+    import psycopg
+
+    db = f"bench_{''.join(c if c.isalnum() else '_' for c in name)}_{os.getpid()}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{db}"')
+    try:
+        yield urlunsplit(urlsplit(server_url)._replace(path=f"/{db}"))
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+
+
 class QueryVectors:
     """The real model's query vectors, embedded in batches before the searches and cached
     in bench/.cache by model and text: the searches then run the real search code with
@@ -166,13 +235,27 @@ def evaluate(qrels: dict, run: dict) -> dict[str, float]:
     return {m: round(float(scores[m]), 4) for m in METRICS}
 
 
-def run_dataset(name: str, args: argparse.Namespace) -> dict:
+def run_dataset(
+    name: str, args: argparse.Namespace, store: str = "sqlite", pg_url: str | None = None
+) -> dict:
+    """Index `name` into `store` (sqlite, or postgres: a new database on the server at
+    `pg_url`) and run every query in every mode."""
+    if store == "postgres":
+        assert pg_url is not None
+        with pg_database(pg_url, name) as url:
+            return _run_dataset(name, args, store, {"TSM_STORE_URL": url})
+    return _run_dataset(name, args, store, {})
+
+
+def _run_dataset(
+    name: str, args: argparse.Namespace, store: str, store_env: dict[str, str]
+) -> dict:
     corpus, queries, qrels = load_dataset(name, args.max_docs, args.max_queries)
     with tempfile.TemporaryDirectory(prefix=f"tsm-bench-{name}-") as tmp:
         root = Path(tmp)
         (root / "docs").mkdir()
         by_path = {f"docs/{k}": v for k, v in write_corpus(corpus, root / "docs").items()}
-        env = {
+        env = store_env | {
             "TSM_INDEX_ROOT": str(root),
             "TSM_NO_USER_CONFIG": "1",
             "TSM_EMBEDDER": args.embedder,
@@ -195,12 +278,16 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         )
         embed_info: dict = {}
         if embedder is not None:
-            cached = sync_cache(conn, embedder.name, "in")
+            if store == "postgres":  # the cache's vectors; those it lacks are embedded
+                cached = copy_cached_vectors(conn, embedder.name)
+            else:
+                cached = sync_cache(conn, embedder.name, "in")
             missing = len(vectors.pending(conn, embedder.name))
             started = time.perf_counter()
             embed_pending(conn, embedder, settings.get("embedding.batch_size"))
             seconds = time.perf_counter() - started
-            sync_cache(conn, embedder.name, "out")
+            if store != "postgres":
+                sync_cache(conn, embedder.name, "out")
             embed_info = {
                 "model": embedder.name,
                 "from_cache": cached,
@@ -238,6 +325,7 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         backend.close()
     return {
         "dataset": name,
+        "store": store,
         "docs": len(corpus),
         "queries": len(queries),
         "chunks": report.chunks,
@@ -261,8 +349,10 @@ def markdown_report(reports: list[dict]) -> str:
     ]
     for r in reports:
         emb = r["embedding"]
+        on = " — PostgreSQL" if r.get("store") == "postgres" else ""
         lines += [
-            f"## {r['dataset']} — {r['docs']} docs, {r['queries']} queries, {r['chunks']} chunks",
+            f"## {r['dataset']}{on} — {r['docs']} docs, {r['queries']} queries, "
+            f"{r['chunks']} chunks",
             "",
             f"FTS indexing {r['fts_index_seconds']} s ({r['fts_docs_per_s']} docs/s); "
             f"embedding: {emb.get('embedded', 0)} new chunks in {emb.get('seconds', 0)} s, "
@@ -283,6 +373,29 @@ def markdown_report(reports: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def comparison_report(pairs: list[tuple[dict, dict]]) -> str:
+    """Each dataset's metrics on SQLite and PostgreSQL side by side, with PostgreSQL minus
+    SQLite; the goal (issue 18) is |Δ nDCG@10| <= 0.01 on every set."""
+    lines = [
+        "| dataset | mode | nDCG@10 SQLite | PostgreSQL | Δ | Recall@100 SQLite | PostgreSQL "
+        "| Δ | MRR@10 SQLite | PostgreSQL | Δ | queries/s SQLite | PostgreSQL |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for lite, pg in pairs:
+        for mode, a in lite["results"].items():
+            b = pg["results"].get(mode)
+            if b is None:
+                continue
+            cells = []
+            for metric in METRICS:
+                cells += [f"{a[metric]:.4f}", f"{b[metric]:.4f}", f"{b[metric] - a[metric]:+.4f}"]
+            lines.append(
+                f"| {lite['dataset']} | {mode} | {' | '.join(cells)} | "
+                f"{a.get('queries_per_s', '')} | {b.get('queries_per_s', '')} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="*", help="dataset folder names (default: all)")
@@ -298,22 +411,43 @@ def main() -> None:
         help="turn the bilingual keyword bridge off (search.bridge = false)",
     )
     parser.add_argument(
+        "--store",
+        choices=("sqlite", "postgres", "both"),
+        default="sqlite",
+        help="where the index lives; both: the same queries on each, compared",
+    )
+    parser.add_argument(
+        "--pg-url", help="PostgreSQL server for --store postgres|both (default: start one)"
+    )
+    parser.add_argument(
         "--out",
-        default=str(ROOT / "bench" / "results" / "retrieval"),
-        help="report path without extension (.json and .md are written)",
+        help="report path without extension (.json and .md are written; default "
+        "bench/results/retrieval, or retrieval_postgres with --store postgres|both)",
     )
     args = parser.parse_args()
     args.modes = args.modes.split(",")
     names = args.datasets or sorted(p.name for p in DATASETS.iterdir() if p.is_dir())
-    reports = []
-    for name in names:
-        report = run_dataset(name, args)
-        reports.append(report)
-        print(markdown_report([report]), flush=True)
-    out = Path(args.out)
+    stores = ["sqlite", "postgres"] if args.store == "both" else [args.store]
+    default = "retrieval" if args.store == "sqlite" else "retrieval_postgres"
+    out = Path(args.out or ROOT / "bench" / "results" / default)
+    reports: list[dict] = []
+    pairs: list[tuple[dict, dict]] = []
+    with pg_server(args.pg_url) if "postgres" in stores else nullcontext(None) as pg_url:
+        for name in names:
+            done = [run_dataset(name, args, store, pg_url) for store in stores]
+            reports += done
+            for report in done:
+                print(markdown_report([report]), flush=True)
+            if len(done) == 2:
+                pairs.append((done[0], done[1]))
+                print(comparison_report(pairs[-1:]) + "\n", flush=True)
+    text = markdown_report(reports)
+    if pairs:
+        text += "\n## SQLite and PostgreSQL side by side (Δ: PostgreSQL - SQLite)\n\n"
+        text += comparison_report(pairs) + "\n"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(reports, indent=2, ensure_ascii=False))
-    out.with_suffix(".md").write_text(markdown_report(reports) + "\n")
+    out.with_suffix(".md").write_text(text + "\n")
 
 
 if __name__ == "__main__":

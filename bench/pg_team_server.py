@@ -1,0 +1,478 @@
+"""The team server under load (issue 18 Goals): ~100,000 chunks of real text, `tsm mcp --http`
+serving 20 concurrent clients for a fixed time, on PostgreSQL and on SQLite in the same run;
+and the indexing throughput of that corpus on each store.
+
+The corpus is the datasets' documents (scifact, scifact-ja, cranfield, jaquad from
+../shared/datasets), written as Markdown as bench/retrieval.py does, copied under distinct
+paths until the chunk count passes --chunks. Each store indexes it with the real `tsm index`
+(timed: documents, chunks, keyword index and vectors). Vectors come from the deterministic
+fake embedder at the real model's width (`fake:384`): embedding 100,000 chunks with the real
+model takes hours on 2 cores, and a search costs the same matrix product either way; the
+query is embedded by the fake too, so the real model's ~10-30 ms per query is not in these
+figures.
+
+Then `tsm mcp --http` (a subprocess, bearer token on) serves each store while --clients
+threads, each with its own MCP session over plain HTTP (initialize, then `tools/call
+search`), send the datasets' queries for --seconds after a warm-up; latency is each call's
+wall time at the client. The clients run on the same machine as the server and PostgreSQL.
+
+    .venv/bin/python bench/pg_team_server.py                   # starts its own PostgreSQL
+    .venv/bin/python bench/pg_team_server.py --pg-url postgresql://tsm@127.0.0.1:5432/tsm
+    .venv/bin/python bench/pg_team_server.py --stores postgres --daemon --seconds 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import http.client
+import json
+import os
+import platform
+import random
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "src"))
+from retrieval import DATASETS, read_jsonl, write_corpus  # noqa: E402
+
+CORPORA = ("scifact", "scifact-ja", "cranfield", "jaquad")
+TOKEN = "bench-token-" + secrets.token_hex(8)
+EMBEDDER = "fake:384"  # the default model's width, so the matrix product costs the same
+PROTOCOL = "2025-06-18"
+
+
+# -- the corpus -------------------------------------------------------------------------------
+def build_corpus(root: Path, target_chunks: int, chunk_chars: int) -> dict[str, int]:
+    """Copies of the datasets under root/copy-N/<dataset>/ until about `target_chunks`
+    chunks (estimated with the real chunker; `tsm index` reports the true count)."""
+    per_doc: dict[str, list[int]] = {}
+    docs = {name: read_jsonl(DATASETS / name / "corpus.jsonl") for name in CORPORA}
+    estimate, files, copy = 0, 0, 0
+    while estimate < target_chunks:
+        for name in CORPORA:
+            if estimate >= target_chunks:
+                break
+            folder = root / f"copy-{copy}" / name
+            folder.mkdir(parents=True)
+            written = write_corpus(docs[name], folder)
+            files += len(written)
+            if name not in per_doc:  # chunk counts are the same for every copy
+                per_doc[name] = [chunk_count(p, chunk_chars) for p in sorted(folder.iterdir())]
+            estimate += sum(per_doc[name])
+        copy += 1
+    return {"files": files, "copies": copy, "estimated_chunks": estimate}
+
+
+def chunk_count(path: Path, chunk_chars: int) -> int:
+    from tsm.sources.base import SkipFile
+    from tsm.sources.markdown import read
+    from tsm.text.chunk import chunk_sections
+
+    try:
+        return len(chunk_sections(read(path, path.name, path.read_bytes()).sections, chunk_chars))
+    except SkipFile:  # an empty document: tsm index skips it too
+        return 0
+
+
+# -- the stores -------------------------------------------------------------------------------
+@dataclass
+class Store:
+    name: str  # sqlite | postgres
+    env: dict[str, str]
+    index: dict[str, Any] = field(default_factory=dict)
+    serving: dict[str, Any] = field(default_factory=dict)
+
+
+def base_env(root: Path, state: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
+    return env | {
+        "TSM_INDEX_ROOT": str(root),
+        "TSM_STATE_DIR": str(state),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_EMBEDDER": EMBEDDER,
+        "TSM_AUTOSTART": "0",
+        "TSM_MCP_TOKEN": TOKEN,
+    }
+
+
+@contextmanager
+def postgres_database(args: argparse.Namespace) -> Iterator[str]:
+    """A new database for the run on --pg-url's server, or on a server started here with
+    scripts/postgres (stopped afterwards); dropped at the end unless --keep."""
+    import psycopg
+
+    started: Path | None = None
+    url = args.pg_url
+    if not url:
+        started = Path(tempfile.mkdtemp(prefix="tsm-bench-pg-"))
+        url = run([str(ROOT / "scripts" / "postgres"), "start", str(started)]).strip()
+    name = f"bench_team_{os.getpid()}"
+    admin = psycopg.connect(url, autocommit=True)
+    try:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        yield urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+    finally:
+        if not args.keep:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+        if started is not None:
+            run([str(ROOT / "scripts" / "postgres"), "stop", str(started)])
+            shutil.rmtree(started, ignore_errors=True)
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 7200) -> str:
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} failed ({proc.returncode}): {proc.stderr}")
+    return proc.stdout
+
+
+def index_store(store: Store) -> None:
+    """`tsm index` of the whole corpus, timed (model load and process start included)."""
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    out = run([sys.executable, "-m", "tsm", "index", "-f", "json"], store.env)
+    seconds = time.perf_counter() - started
+    report = json.loads(out)
+    chunks = report.get("chunks") or 0
+    store.index = {
+        "seconds": round(seconds, 1),
+        "documents": report.get("indexed"),
+        "chunks": chunks,
+        "chunks_per_s": round(chunks / seconds, 1),
+        "load_before": round(load, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+    print(f"{store.name}: indexed {json.dumps(store.index)}", flush=True)
+
+
+# -- an MCP client over plain HTTP ------------------------------------------------------------
+class McpSession:
+    """One client's MCP session over streamable HTTP: http.client, one keep-alive
+    connection, replies read from JSON or from the server's event stream."""
+
+    def __init__(self, port: int) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.session: str | None = None
+        self.ids = 0
+        self.call(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "pg_team_server bench", "version": "1"},
+            },
+        )
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def post(self, body: dict[str, Any]) -> tuple[http.client.HTTPResponse, bytes]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {TOKEN}",
+        }
+        if self.session:
+            headers |= {"Mcp-Session-Id": self.session, "Mcp-Protocol-Version": PROTOCOL}
+        self.conn.request("POST", "/mcp", json.dumps(body), headers)
+        response = self.conn.getresponse()
+        return response, response.read()
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.ids += 1
+        response, raw = self.post(
+            {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}
+        )
+        if response.status != 200:
+            raise RuntimeError(f"{method}: HTTP {response.status}: {raw[:200]!r}")
+        self.session = response.getheader("mcp-session-id") or self.session
+        text = raw.decode("utf-8")
+        if response.getheader("content-type", "").startswith("text/event-stream"):
+            data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+            replies = [json.loads(d) for d in data if d]
+            reply = next(r for r in replies if r.get("id") == self.ids)
+        else:
+            reply = json.loads(text)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    def search(self, query: str) -> dict[str, Any]:
+        result = self.call("tools/call", {"name": "search", "arguments": {"query": query}})
+        if result.get("isError"):
+            raise RuntimeError(result["content"][0]["text"])
+        data: dict[str, Any] = result["structuredContent"]
+        return data
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def mcp_server(env: dict[str, str]) -> Iterator[int]:
+    """`tsm mcp --http` on a free port, warmed up (a `status` call queues behind the
+    warm-up), stopped afterwards."""
+    port = free_port()
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tsm", "mcp", "--http", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise SystemExit(f"tsm mcp exited {proc.returncode}: {log.read().decode()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("tsm mcp did not start listening") from None
+                time.sleep(0.2)
+        session = McpSession(port)
+        session.call("tools/call", {"name": "status", "arguments": {}})
+        session.close()
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def load_queries(count: int, seed: int = 5) -> list[str]:
+    """The datasets' queries, mixed: as many of each set, English and Japanese."""
+    per_set = max(1, count // len(CORPORA))
+    queries: list[str] = []
+    for name in CORPORA:
+        texts = [q["text"] for q in read_jsonl(DATASETS / name / "queries.jsonl")]
+        random.Random(seed).shuffle(texts)
+        queries += texts[:per_set]
+    random.Random(seed).shuffle(queries)
+    return queries
+
+
+def load_test(port: int, clients: int, seconds: float, warmup: float, queries: list[str]):
+    """`clients` threads searching for warmup + seconds; calls that start in the timed
+    window count. Returns (latencies ms, engine took_ms, errors, window seconds)."""
+    latencies: list[float] = []
+    took: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    ready = threading.Barrier(clients + 1)
+    start = end = 0.0
+
+    def client(n: int) -> None:
+        session = McpSession(port)
+        ready.wait()
+        i = n * 7
+        while True:
+            began = time.perf_counter()
+            if began >= end:
+                break
+            query = queries[i % len(queries)]
+            i += 1
+            try:
+                data = session.search(query)
+            except Exception as exc:
+                with lock:
+                    errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                continue
+            ms = (time.perf_counter() - began) * 1000
+            if began >= start:
+                with lock:
+                    latencies.append(ms)
+                    took.append(float(data.get("took_ms") or 0))
+        session.close()
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    start = time.perf_counter() + warmup
+    end = start + seconds
+    ready.wait()
+    for t in threads:
+        t.join()
+    return latencies, took, errors, seconds
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def serve_store(store: Store, args: argparse.Namespace, queries: list[str]) -> None:
+    env = store.env | ({"TSM_AUTOSTART": "1"} if args.daemon else {})
+    with mcp_server(env) as port:
+        load = os.getloadavg()
+        latencies, took, errors, seconds = load_test(
+            port, args.clients, args.seconds, args.warmup, queries
+        )
+        after = os.getloadavg()
+    if args.daemon:
+        subprocess.run(
+            [sys.executable, "-m", "tsm", "stop"], env=store.env, capture_output=True, timeout=60
+        )
+    store.serving = {
+        "clients": args.clients,
+        "through_daemon": args.daemon,
+        "searches": len(latencies),
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        "per_s": round(len(latencies) / seconds, 1),
+        "p50_ms": round(percentile(latencies, 0.5), 1),
+        "p95_ms": round(percentile(latencies, 0.95), 1),
+        "p99_ms": round(percentile(latencies, 0.99), 1),
+        "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
+        "engine_took_p50_ms": round(percentile(took, 0.5), 1),
+        "load_before": [round(x, 2) for x in load],
+        "load_after": [round(x, 2) for x in after],
+    }
+    print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
+
+
+# -- the report -------------------------------------------------------------------------------
+def commit() -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
+    )
+    return proc.stdout.strip()
+
+
+def markdown(report: dict[str, Any]) -> str:
+    stores = report["stores"]
+    lines = [
+        f"# Team server under load ({report['date']}, {report['machine']}, "
+        f"{report['cores']} cores, commit {report['commit']})",
+        "",
+        f"Corpus: {report['corpus']['files']} documents of {', '.join(CORPORA)} "
+        f"({report['corpus']['copies']} copies under distinct paths); vectors from "
+        f"`{EMBEDDER}` (deterministic, the real model's width: the real model's query "
+        "embedding, ~10-30 ms, is not included). Clients, server and PostgreSQL share the "
+        "machine.",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        "## Indexing (`tsm index`, one process)",
+        "",
+        "| store | documents | chunks | seconds | chunks/s | load avg before → after |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for s in stores:
+        i = s["index"]
+        if i:
+            lines.append(
+                f"| {s['name']} | {i['documents']} | {i['chunks']} | {i['seconds']} | "
+                f"{i['chunks_per_s']} | {i['load_before']} → {i['load_after']} |"
+            )
+    by_name = {s["name"]: s for s in stores}
+    if all(by_name.get(n, {}).get("index") for n in ("sqlite", "postgres")):
+        share = (
+            by_name["postgres"]["index"]["chunks_per_s"]
+            / by_name["sqlite"]["index"]["chunks_per_s"]
+        )
+        lines += ["", f"PostgreSQL indexes at {share:.0%} of SQLite's throughput (goal ≥ 50 %)."]
+    s0 = next((s["serving"] for s in stores if s["serving"]), None)
+    if s0:
+        where = "through the daemon" if s0["through_daemon"] else "in the MCP server's process"
+        lines += [
+            "",
+            f"## Search: `tsm mcp --http`, {s0['clients']} concurrent clients, "
+            f"{report['seconds']} s after {report['warmup']} s warm-up ({where})",
+            "",
+            "| store | searches | per s | p50 ms | p95 ms | p99 ms | engine took_ms p50 | "
+            "errors | load avg (1, 5, 15 min) before → after |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for s in stores:
+            v = s["serving"]
+            if v:
+                lines.append(
+                    f"| {s['name']} | {v['searches']} | {v['per_s']} | {v['p50_ms']} | "
+                    f"{v['p95_ms']} | {v['p99_ms']} | {v['engine_took_p50_ms']} | "
+                    f"{v['errors']} | {v['load_before']} → {v['load_after']} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=100_000, help="corpus size in chunks")
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=60.0, help="timed window per store")
+    parser.add_argument("--warmup", type=float, default=10.0, help="untimed seconds before")
+    parser.add_argument("--stores", default="postgres,sqlite")
+    parser.add_argument("--pg-url", help="a PostgreSQL server (default: start one here)")
+    parser.add_argument("--daemon", action="store_true", help="serve through tsm's daemon")
+    parser.add_argument("--chunk-chars", type=int, default=1000)
+    parser.add_argument("--keep", action="store_true", help="keep the bench database")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pg_team_server"))
+    args = parser.parse_args()
+    names = [n for n in args.stores.split(",") if n]
+    queries = load_queries(400)
+    with tempfile.TemporaryDirectory(prefix="tsm-bench-team-") as tmp:
+        root = Path(tmp) / "corpus"
+        corpus = build_corpus(root, args.chunks, args.chunk_chars)
+        print(f"corpus: {corpus}", flush=True)
+        stores: list[Store] = []
+        database = postgres_database(args) if "postgres" in names else nullcontext(None)
+        with database as url:
+            for name in names:
+                env = base_env(root, Path(tmp) / f"state-{name}")
+                env["TSM_CHUNK_CHARS"] = str(args.chunk_chars)
+                if name == "postgres":
+                    assert url is not None
+                    env["TSM_STORE_URL"] = url
+                store = Store(name, env)
+                index_store(store)
+                serve_store(store, args, queries)
+                stores.append(store)
+    report = {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": platform.machine(),
+        "cores": os.cpu_count(),
+        "commit": commit(),
+        "command": "python bench/pg_team_server.py " + " ".join(sys.argv[1:]),
+        "corpus": corpus,
+        "seconds": args.seconds,
+        "warmup": args.warmup,
+        "stores": [{"name": s.name, "index": s.index, "serving": s.serving} for s in stores],
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    out.with_suffix(".md").write_text(markdown(report))
+    print(markdown(report))
+
+
+if __name__ == "__main__":
+    main()
