@@ -49,6 +49,7 @@ FORMAT = "tsm-export"
 FORMAT_VERSION = 1
 MAX_INT = 2**63 - 1
 VECTOR_BATCH = 500
+KEYWORD_BATCH = 1000  # keyword rows written in one call (many documents' chunks)
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,7 @@ def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) 
     tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
     counts = {"meta": 0, "documents": 0, "chunks": 0, "vectors": 0}
     keyword_rows = 0
+    keywords: list[tuple[int, str, str, str, str]] = []
     replaced = 0
     paths: set[str] = set()
     pending: dict[str, list[tuple[str, Any]]] = {}
@@ -279,8 +281,11 @@ def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) 
                     ),
                 )
                 rows = reindex.keyword_rows(tokenizer, source)
-                portable.write_keywords(conn, rows)
+                keywords.extend(rows)
                 keyword_rows += len(rows)
+                if len(keywords) >= KEYWORD_BATCH:  # one statement for many documents
+                    portable.write_keywords(conn, keywords)
+                    keywords.clear()
                 counts["documents"] += 1
                 counts["chunks"] += len(doc.chunks)
             elif kind == "vector":
@@ -294,6 +299,7 @@ def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) 
                 raise reader.error(f"unknown record kind {kind!r}")
         for model in list(pending):
             flush(model)
+        portable.write_keywords(conn, keywords)
         if end is None:
             raise UserError(
                 f"{reader.file} is truncated: it has no end record",

@@ -229,14 +229,9 @@ def write_document(conn: Connection, doc: PortableDocument) -> list[int]:
         f"VALUES ({', '.join('?' * len(DOCUMENT_COLUMNS))}) RETURNING id",
         values,
     ).fetchone()
-    chunk_ids = []
-    for c in doc.chunks:
-        (chunk_id,) = conn.execute(
-            f"INSERT INTO chunks(document_id, {', '.join(CHUNK_COLUMNS)}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (doc_id, c.chunk_index, c.section, c.page, c.line, c.chunk_date, c.text, c.embed_hash),
-        ).fetchone()
-        chunk_ids.append(int(chunk_id))
+    chunk_ids: list[int] = []
+    for start in range(0, len(doc.chunks), CHUNK_BATCH):
+        chunk_ids += _insert_chunks(conn, doc_id, doc.chunks[start : start + CHUNK_BATCH])
     conn.executemany(
         "INSERT INTO tags(document_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [(doc_id, t) for t in doc.tags],
@@ -250,6 +245,46 @@ def write_document(conn: Connection, doc: PortableDocument) -> list[int]:
         [(doc_id, n.name, n.kind) for n in doc.names],
     )
     return chunk_ids
+
+
+CHUNK_BATCH = 500  # chunks per INSERT: 8 values each, well below SQLite's 32,766 variables
+_INSERT_CHUNK = f"INSERT INTO chunks(document_id, {', '.join(CHUNK_COLUMNS)}) VALUES "
+_CHUNK_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def _insert_chunks(conn: Connection, doc_id: int, batch: Sequence[PortableChunk]) -> list[int]:
+    """Insert `batch` in one statement (one round trip to a server, not one per chunk); their
+    new ids in the order of `batch`. RETURNING gives rows in no promised order, so they are
+    matched by chunk_index; a document whose indexes repeat is written a row at a time."""
+
+    def values(c: PortableChunk) -> tuple[object, ...]:
+        return (
+            doc_id,
+            c.chunk_index,
+            c.section,
+            c.page,
+            c.line,
+            c.chunk_date,
+            c.text,
+            c.embed_hash,
+        )
+
+    indexes = [c.chunk_index for c in batch]
+    if len(set(indexes)) != len(indexes):
+        return [
+            int(
+                conn.execute(_INSERT_CHUNK + _CHUNK_VALUES + " RETURNING id", values(c)).fetchone()[
+                    0
+                ]
+            )
+            for c in batch
+        ]
+    rows = conn.execute(
+        _INSERT_CHUNK + ", ".join([_CHUNK_VALUES] * len(batch)) + " RETURNING id, chunk_index",
+        [v for c in batch for v in values(c)],
+    ).fetchall()
+    ids = {int(index): int(chunk_id) for chunk_id, index in rows}
+    return [ids[i] for i in indexes]
 
 
 def write_keywords(conn: Connection, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
