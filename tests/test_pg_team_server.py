@@ -84,13 +84,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def team_server(team_env: dict[str, str]) -> Iterator[int]:
-    """`tsm mcp --http` with a bearer token, listening; its port."""
+@pytest.fixture(scope="module", params=["in-process", "daemon"])
+def team_server(team_env: dict[str, str], request: pytest.FixtureRequest) -> Iterator[int]:
+    """`tsm mcp --http` with a bearer token, listening; its port. It answers on its own
+    threads, or (`daemon`) starts tsm's daemon, which searches for it."""
     port = free_port()
+    env = team_env | {"TSM_MCP_TOKEN": TOKEN}
+    if request.param == "daemon":
+        env["TSM_AUTOSTART"] = "1"
     proc = subprocess.Popen(
         [sys.executable, "-m", "tsm", "mcp", "--http", "--port", str(port)],
-        env=team_env | {"TSM_MCP_TOKEN": TOKEN},
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -113,6 +117,10 @@ def team_server(team_env: dict[str, str]) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if request.param == "daemon":
+            subprocess.run(
+                [sys.executable, "-m", "tsm", "stop"], env=env, capture_output=True, timeout=60
+            )
 
 
 def answer(name: str, result: Any) -> Any:
@@ -140,7 +148,9 @@ async def session_calls(port: int, calls: list[tuple[str, dict[str, Any]]]) -> l
                 return [answer(name, await session.call_tool(name, args)) for name, args in calls]
 
 
-def test_concurrent_clients_get_the_answers_of_one_at_a_time(team_server: int) -> None:
+def test_concurrent_clients_get_the_answers_of_one_at_a_time(
+    team_server: int, request: pytest.FixtureRequest
+) -> None:
     """Twenty sessions, each making every call in its own order, all at once: every answer
     is the one a single session got with the calls made one after another."""
     expected: list[Any] = []
@@ -172,6 +182,9 @@ def test_concurrent_clients_get_the_answers_of_one_at_a_time(team_server: int) -
     for n in range(CLIENTS):
         for (name, args), want, have in zip(CALLS, expected, got[n], strict=True):
             assert have == want, f"client {n}: {name} {args}"
+    status = anyio.run(session_calls, team_server, [("status", {})])[0]
+    daemon = request.node.callspec.params["team_server"] == "daemon"
+    assert status["server"]["through_daemon"] == daemon
 
 
 def test_a_blocked_search_does_not_hold_up_other_clients(
