@@ -72,6 +72,8 @@ def test_status_names_the_store_on_both(
     assert status["store"] == "sqlite" and status["store_url"] is None
     assert status["server_version"] is None and status["pgvector_version"] is None
     assert status["db_path"] == str(indexed_read_only / ".tsm" / "tsm.db")
+    text = " ".join(tsm("status", "-f", "human").out.split())  # the key column is padded
+    assert "store: sqlite" in text and "server version" not in text  # no empty server lines
 
     secret_url = with_password(pg_url, "hunter2")
     env = moved_to(tsm, secret_url, tmp_path)
@@ -92,7 +94,9 @@ def test_status_names_the_store_on_both(
     for key in ("total_documents", "total_chunks", "vectors_done", "model_name", "schema_version"):
         assert server[key] == status[key], key
     human = tsm("status", "-f", "human", env=env)
-    assert human.code == 0 and "postgresql" in human.out, human.err
+    text = " ".join(human.out.split())
+    assert human.code == 0 and "store: postgresql" in text, human.err
+    assert f"server version: {version}" in text and f"pgvector version: {vector}" in text
     assert "hunter2" not in result.out + human.out + result.err + human.err
 
 

@@ -55,7 +55,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from ..render.human_format import mapping
+    from ..render.human_format import status as status_text
 
     client = knowledge()
     status = client.status().as_json()
@@ -63,7 +63,7 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"tsm: warning: {status['daemon'].get('warning')}", file=sys.stderr)
     from ..render.terminal import Terminal
 
-    emit(args, status, mapping(status, terminal=Terminal.detect()))
+    emit(args, status, status_text(status, terminal=Terminal.detect()))
     return 0
 
 

@@ -249,6 +249,18 @@ def table(
     return Styled(text) if terminal is not None else text
 
 
+# `tsm status` keys that only a server store fills (store/catalog.py's IndexStatus).
+_SERVER_STATUS_KEYS = ("store_url", "server_version", "pgvector_version")
+
+
+def status(data: Mapping[str, Any], terminal: Terminal | None = None) -> str:
+    """`tsm status` as text: `mapping`, without the server's lines for an SQLite index
+    (the JSON keeps them, as null)."""
+    if data.get("store") == "sqlite":
+        data = {k: v for k, v in data.items() if k not in _SERVER_STATUS_KEYS}
+    return mapping(data, terminal=terminal)
+
+
 def mapping(data: Mapping[str, Any], indent: int = 0, terminal: Terminal | None = None) -> str:
     """Nested key: value lines for status/info/doctor. With a `terminal` the values read as
     words: sizes in MB, times as local dates, durations in minutes and hours, booleans as
