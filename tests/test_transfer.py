@@ -10,7 +10,10 @@ import base64
 import gzip
 import json
 import os
+import resource
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -300,3 +303,35 @@ def test_export_errors_are_one_line(
     assert list(tmp_path.glob("**/*.tmp")) == []
     nothing = tsm("export", str(tmp_path / "x.gz"), env=sqlite_env(tmp_path / "none.db"))
     assert nothing.code == 1 and "no index" in nothing.err
+
+
+def test_an_export_without_room_is_a_system_error_and_leaves_no_file(
+    on_sqlite: None, indexed: Path, tsm: Any, tmp_path: Path
+) -> None:
+    # a note of incompressible words, so that half the export is more than SQLite's own
+    # files need to grow by (its -shm is 32 KB)
+    words = " ".join(os.urandom(6).hex() for _ in range(40_000))
+    (indexed / "notes" / "random.txt").write_text(words, encoding="utf-8")
+    assert tsm("index", "--no-embed", "-f", "json").code == 0
+    good = tmp_path / "good.tsm.gz"
+    assert tsm("export", str(good)).code == 0
+    size = good.stat().st_size
+    assert size > 200_000
+    target = tmp_path / "out" / "index.tsm.gz"
+    target.parent.mkdir()
+
+    def limit_files() -> None:  # as on a disk with only that much room (Python ignores SIGXFSZ)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size // 2, size // 2))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm", "export", str(target), "-f", "json"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        preexec_fn=limit_files,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    error = json.loads(proc.stderr)
+    assert error["kind"] == "system_error" and f"cannot write {target}" in error["error"]
+    assert list(target.parent.iterdir()) == []  # neither the file nor its temporary

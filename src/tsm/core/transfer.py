@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import errno
 import gzip
 import io
 import json
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..config import Settings
-from ..errors import UserError
+from ..errors import StorageFailure, TsmError, UserError
 from ..statedir import private_dir
 from ..store import portable
 from ..store.connect import Connection, Transaction, is_postgres, open_store
@@ -106,7 +107,7 @@ def export_index(settings: Settings, file: Path) -> ExportReport:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     except OSError as exc:
         conn.close()
-        raise UserError(f"cannot write {file}: {exc.strerror or exc}") from None
+        raise _file_error(exc, file) from None
     counts = {"meta": 0, "documents": 0, "chunks": 0, "vectors": 0}
     try:
         with (
@@ -149,11 +150,13 @@ def export_index(settings: Settings, file: Path) -> ExportReport:
             _write(out, {"kind": "end", **counts})
             out.flush()
             out.detach()
+            gz.close()
+            os.fsync(raw.fileno())  # on disk before it takes the name
         os.replace(tmp, file)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and not _is_store_error(exc):
-            raise UserError(f"cannot write {file}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise _file_error(exc, file) from None
         raise
     finally:
         conn.close()
@@ -171,11 +174,13 @@ def export_index(settings: Settings, file: Path) -> ExportReport:
     )
 
 
-def _is_store_error(exc: BaseException) -> bool:
-    """An error of the store (left to the CLI's translation), not of the file being written."""
-    import sqlite3
-
-    return isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("psycopg")
+def _file_error(exc: OSError, file: Path) -> TsmError:
+    """The export file could not be written: the user's to fix (a folder that does not exist,
+    no permission), unless the disk is full or failing (a system error, exit 2)."""
+    message = f"cannot write {file}: {exc.strerror or exc}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+        return StorageFailure(message, "free some space, or export to another disk")
+    return UserError(message)
 
 
 def _write(out: IO[str], record: Mapping[str, Any]) -> None:
