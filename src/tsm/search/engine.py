@@ -285,7 +285,7 @@ def _vector_signal(
     item 8)."""
     try:
         name, qvec, generic = embedding.result()
-        index = load_index(ctx.conn, ctx.settings.store_key, name)
+        index = load_index(ctx.conn, ctx.settings.store_key, name, int(qvec.shape[0]))
         if index.live_rows == 0:
             raise EmbedderUnavailable(f"no chunk has a vector from {name} yet", EMBED_HINT)
     except EmbedderUnavailable as exc:
@@ -308,28 +308,15 @@ def _vector_signal(
             f"{missing} of {index.total_chunks} chunks have no vector yet; they rank by their "
             f"keywords meanwhile ({EMBED_HINT})"
         )
-    sims = index.similarities(qvec, allowed)
-    searchable = sims[np.isfinite(sims)]
-
-    def doc_similarity(doc_id: int) -> float | None:
-        mine = sims[index.doc_ids == doc_id]
-        return float(mine.max()) if mine.size and np.isfinite(mine.max()) else None
-
-    def lacking(chunk_ids: list[int]) -> set[int]:
-        if missing == 0 or not chunk_ids:
-            return set()
-        rows = np.isin(index.chunk_ids, np.asarray(chunk_ids, dtype=np.int64))
-        have = set(index.chunk_ids[rows & np.isfinite(sims)].tolist())
-        return {c for c in chunk_ids if c not in have}
-
+    found = index.match(ctx.conn, qvec, depth, allowed)  # exact, or HNSW on PostgreSQL
     return VectorSide(
-        index.best_per_document(sims, depth),
-        float(searchable.mean()) if searchable.size else None,
+        found.ranked,
+        found.background,
         generic,
-        doc_similarity,
+        found.doc_similarity,
         missing,
         index.live_rows / max(index.total_chunks, 1),
-        lacking,
+        found.lacking,
     ), query.mode
 
 

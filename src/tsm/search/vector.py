@@ -4,20 +4,25 @@ The matrix is cached per (database, model). A long-lived process (the daemon) lo
 and then applies only what the vector change log (migration m003) says changed since: an
 edited note costs a few rows, not a reload of every vector. Removed rows become tombstones
 until they are a quarter of the matrix, then it is compacted. Brute force stays fast to
-~10^5-10^6 rows (bench/vector_scaling.py); past that an ANN index can implement the same
-`nearest`.
+~10^5-10^6 rows (bench/vector_scaling.py).
+
+On PostgreSQL, from ANN_MIN_ROWS vectors of the model on, a searcher holds no matrix: it asks
+the HNSW index of store/pg_vectors.py for the nearest texts (AnnIndex). Both kinds answer a
+query with the same VectorMatches, which is all the search engine reads.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..store import chunks, vectors
-from ..store.connect import Connection, read_snapshot
+from ..store.connect import Connection, is_postgres, read_snapshot
 from ..store.vectors import Stamp
 
 if TYPE_CHECKING:
@@ -25,6 +30,18 @@ if TYPE_CHECKING:
 
 COMPACT_SHARE = 0.25  # compact once this share of rows are tombstones
 RELOAD_SHARE = 0.5  # more changes than this share of rows: reload instead of patching
+
+
+@dataclass(frozen=True)
+class VectorMatches:
+    """What a query's vector side needs (search/engine.py): the best chunk per document,
+    best first; the query's mean cosine over the searchable chunks; a document's best
+    cosine; which of some chunks have no vector."""
+
+    ranked: list[tuple[int, int, float]]
+    background: float | None
+    doc_similarity: Callable[[int], float | None]
+    lacking: Callable[[list[int]], set[int]]
 
 
 @dataclass(frozen=True)
@@ -69,13 +86,41 @@ class VectorIndex:
             return []
         return self.best_per_document(self.similarities(query, allowed_chunks), limit)
 
+    def match(
+        self, conn: Connection, query: np.ndarray, depth: int, allowed: np.ndarray | None = None
+    ) -> VectorMatches:
+        """Exact: every row's cosine, so the mean and each document's best are exact too."""
+        import numpy as np
+
+        sims = self.similarities(query, allowed)
+        searchable = sims[np.isfinite(sims)]
+        missing = self.missing
+
+        def doc_similarity(doc_id: int) -> float | None:
+            mine = sims[self.doc_ids == doc_id]
+            return float(mine.max()) if mine.size and np.isfinite(mine.max()) else None
+
+        def lacking(chunk_ids: list[int]) -> set[int]:
+            if missing == 0 or not chunk_ids:
+                return set()
+            rows = np.isin(self.chunk_ids, np.asarray(chunk_ids, dtype=np.int64))
+            have = set(self.chunk_ids[rows & np.isfinite(sims)].tolist())
+            return {c for c in chunk_ids if c not in have}
+
+        return VectorMatches(
+            self.best_per_document(sims, depth),
+            float(searchable.mean()) if searchable.size else None,
+            doc_similarity,
+            lacking,
+        )
+
     def best_per_document(self, sims: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
         import numpy as np
 
         if len(sims) == 0:
             return []
         # Several chunks of one document may rank high: take extra rows, keep one per doc.
-        take = min(len(sims), max(limit * 4, limit + 50))
+        take = min(len(sims), candidate_rows(limit))
         top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top], kind="stable")]
         top = top[np.isfinite(sims[top])]
@@ -85,6 +130,11 @@ class VectorIndex:
             (int(c), int(d), float(v))
             for c, d, v in zip(self.chunk_ids[best], self.doc_ids[best], sims[best], strict=True)
         ]
+
+
+def candidate_rows(limit: int) -> int:
+    """Rows to rank for `limit` documents: several chunks of one document may rank high."""
+    return max(limit * 4, limit + 50)
 
 
 # From this many rows on, the matrix-vector product runs as two halves on two threads
@@ -111,31 +161,148 @@ def _halves() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="tsm-matvec")
 
 
-_cache: dict[tuple[str, str], VectorIndex] = {}
+# On PostgreSQL, from this many vectors of the model on (distinct texts of one dimension), a
+# searcher asks the HNSW index instead of holding the matrix (bench/pg_vectors.py, results in
+# bench/results/pg_vectors.md, realistic 384-d vectors, 2 shared cores): the exact path's
+# search is faster up to about this size ... and costs 1.5 kB of RSS per row plus a load at
+# the start of each searcher (1.1-2 s per 100k rows), the HNSW path a few ms and no memory.
+ANN_MIN_ROWS = 100_000
+# Back to the exact path only below this share of ANN_MIN_ROWS, so that a store near the
+# threshold does not load and drop its matrix by turns.
+ANN_HYSTERESIS = 0.9
+# The HNSW path's counts (rows, missing) and mean vector are recomputed when the change log
+# moved, at most this often: each is a scan of the model's vectors (seconds at 1M rows).
+ANN_REFRESH_SECONDS = 30.0
+# hnsw.ef_search: the candidates the graph search keeps; at least the rows asked for.
+ANN_EF_SEARCH = 200
+
+
+@dataclass(frozen=True)
+class AnnIndex:
+    """PostgreSQL above ANN_MIN_ROWS: no matrix in memory; a query asks the HNSW index.
+
+    What is approximated, against the exact path: the ranking is HNSW's (recall@10 in
+    bench/results/pg_vectors.md); the background (the mean cosine over the searchable chunks)
+    is the query's dot product with the mean vector of every chunk of the model, exact
+    unless a filter is active and lets more than ANN_MIN_ROWS chunks through (then it is the
+    unfiltered mean), and up to ANN_REFRESH_SECONDS old; so are `missing` and `live_rows`. A
+    document's best cosine and the chunks without a vector are exact (a query each)."""
+
+    model: str
+    dim: int
+    stamp: Stamp
+    live_rows: int
+    total_chunks: int
+    mean: np.ndarray | None
+    checked: float = field(default_factory=time.monotonic)
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.total_chunks - self.live_rows)
+
+    def match(
+        self, conn: Connection, query: np.ndarray, depth: int, allowed: np.ndarray | None = None
+    ) -> VectorMatches:
+        import numpy as np
+
+        from ..store import pg_vectors
+
+        query = query.astype(np.float32)
+        ids = None if allowed is None else allowed.tolist()
+        rows = pg_vectors.nearest(
+            conn, self.model, query, candidate_rows(depth), ANN_EF_SEARCH, ids
+        )
+        ranked: list[tuple[int, int, float]] = []
+        seen: set[int] = set()
+        for chunk_id, doc_id, similarity in sorted(rows, key=lambda r: -r[2]):
+            if doc_id not in seen:
+                seen.add(doc_id)
+                ranked.append((chunk_id, doc_id, similarity))
+        mean = self.mean
+        if ids is not None and len(ids) <= ANN_MIN_ROWS:  # the filtered rows' own mean
+            mean = pg_vectors.mean_vector(conn, self.model, self.dim, ids)
+        background = float(mean @ query) if mean is not None else None
+        model, missing = self.model, self.missing
+
+        @functools.cache
+        def doc_similarity(doc_id: int) -> float | None:
+            return pg_vectors.document_best(conn, model, query, doc_id, ids)
+
+        def lacking(chunk_ids: list[int]) -> set[int]:
+            if missing == 0 or not chunk_ids:
+                return set()
+            return pg_vectors.lacking(conn, model, int(query.shape[0]), chunk_ids)
+
+        return VectorMatches(ranked[:depth], background, doc_similarity, lacking)
+
+
+_cache: dict[tuple[str, str], VectorIndex | AnnIndex] = {}
 _lock = threading.Lock()
 
 
-def load_index(conn: Connection, db_key: str, model: str) -> VectorIndex:
-    """The cached matrix for this DB and model, brought up to date with the change log."""
+def load_index(
+    conn: Connection, db_key: str, model: str, dim: int | None = None
+) -> VectorIndex | AnnIndex:
+    """The cached matrix for this DB and model, brought up to date with the change log; on
+    PostgreSQL from ANN_MIN_ROWS vectors on, the HNSW index's handle instead. `dim`, the
+    query's dimension, leaves out vectors the model made with another one (and is needed
+    for the HNSW path, whose index is per dimension)."""
     with _lock:
-        cached = _cache.get((db_key, model))
-        if cached is not None and cached.stamp == vectors.change_seq(conn):
+        key = (db_key, model)
+        cached = _cache.get(key)
+        if cached is not None and dim is not None and _dim(cached) not in (None, dim):
+            cached = None  # the model's dimension changed: none of those rows serve
+        if isinstance(cached, AnnIndex):
+            if time.monotonic() - cached.checked < ANN_REFRESH_SECONDS:
+                return cached
+            if cached.stamp == vectors.change_seq(conn):
+                _cache[key] = replace(cached, checked=time.monotonic())
+                return _cache[key]
+        elif cached is not None and cached.stamp == vectors.change_seq(conn):
             return cached
         with read_snapshot(conn):  # the log and the rows it points at
-            index = _refreshed(conn, model, cached) if cached is not None else None
+            index: VectorIndex | AnnIndex | None = None
+            if isinstance(cached, VectorIndex):
+                index = _refreshed(conn, model, cached, dim)
+            if is_postgres(conn) and dim is not None:
+                if index is None or index.live_rows >= ANN_MIN_ROWS:
+                    was_ann = isinstance(cached, AnnIndex)
+                    floor = ANN_MIN_ROWS * (ANN_HYSTERESIS if was_ann else 1.0)
+                    index = _ann(conn, model, dim, floor) or index
             if index is None:
-                index = _loaded(conn, model)
-        _cache[(db_key, model)] = index
+                index = _loaded(conn, model, dim)
+        _cache[key] = index
         return index
 
 
-def _loaded(conn: Connection, model: str) -> VectorIndex:
+def _dim(index: VectorIndex | AnnIndex) -> int | None:
+    if isinstance(index, AnnIndex):
+        return index.dim
+    return int(index.matrix.shape[1]) if index.matrix.size else None
+
+
+def _ann(conn: Connection, model: str, dim: int, floor: float) -> AnnIndex | None:
+    """The HNSW path's handle when (model, dim) has its index and at least `floor` vectors."""
+    from ..store import pg_vectors
+
+    if not pg_vectors.has_hnsw(conn, model, dim):
+        return None  # vectors stored before the index existed: the exact path serves them
+    if pg_vectors.model_vectors(conn, model, dim) < floor:
+        return None
     stamp = vectors.change_seq(conn)
-    chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model)
+    have, total = pg_vectors.count_rows(conn, model, dim)
+    return AnnIndex(model, dim, stamp, have, total, pg_vectors.mean_vector(conn, model, dim))
+
+
+def _loaded(conn: Connection, model: str, dim: int | None = None) -> VectorIndex:
+    stamp = vectors.change_seq(conn)
+    chunk_ids, doc_ids, matrix = vectors.load_matrix(conn, model, dim=dim)
     return VectorIndex(chunk_ids, doc_ids, matrix, stamp, chunks.count(conn), None, matrix)
 
 
-def _refreshed(conn: Connection, model: str, old: VectorIndex) -> VectorIndex | None:
+def _refreshed(
+    conn: Connection, model: str, old: VectorIndex, dim: int | None = None
+) -> VectorIndex | None:
     """`old` with the logged changes applied, or None when a full load is the better deal."""
     import numpy as np
 
@@ -143,7 +310,7 @@ def _refreshed(conn: Connection, model: str, old: VectorIndex) -> VectorIndex | 
     if changes is None or len(changes[0]) > RELOAD_SHARE * max(old.matrix.shape[0], 1000):
         return None
     changed, stamp = changes
-    ids, docs, rows = vectors.load_matrix(conn, model, changed)
+    ids, docs, rows = vectors.load_matrix(conn, model, changed, dim)
     if rows.size and old.matrix.size and rows.shape[1] != old.matrix.shape[1]:
         return None  # another dimension: the model changed under the same name
     stale = np.flatnonzero(np.isin(old.chunk_ids, np.asarray(changed, dtype=np.int64)))

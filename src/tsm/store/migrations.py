@@ -289,6 +289,51 @@ PG_003 = """
 """
 
 
+@migration
+def m004_pgvector(conn: Connection) -> None:
+    """On PostgreSQL, vectors move into pgvector's `vector` type (no fixed dimension: a
+    model may change its dimension under the same name); store/pg_vectors.py gives each
+    (model, dimension) its HNSW index when its first vector is stored. On both engines a
+    vector replaced in place (`ON CONFLICT ... DO UPDATE`: the model re-embedded a text,
+    e.g. with another dimension) is logged too: the change log's insert trigger does not
+    fire for an upsert's update, and a searcher would keep the old vector."""
+    if not _postgres(conn):
+        run_script(
+            conn,
+            """
+            CREATE TRIGGER embeddings_log_update AFTER UPDATE OF dim, vector ON embeddings
+            BEGIN
+                INSERT INTO vector_changes(chunk_id)
+                SELECT id FROM chunks WHERE embed_hash = new.embed_hash; END
+            """,
+        )
+        return
+    import numpy as np
+
+    from .pg_vectors import PgVector, _adapt
+
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    conn.execute("ALTER TABLE embeddings ADD COLUMN pgvector vector")
+    _adapt(conn)
+    for model, embed_hash, blob in conn.execute(
+        "SELECT model, embed_hash, vector FROM embeddings"
+    ).fetchall():
+        conn.execute(
+            "UPDATE embeddings SET pgvector = ? WHERE model = ? AND embed_hash = ?",
+            (PgVector(np.frombuffer(bytes(blob), dtype=np.float32)), model, embed_hash),
+        )
+    run_script(
+        conn,
+        """
+        ALTER TABLE embeddings DROP COLUMN vector;
+        ALTER TABLE embeddings RENAME COLUMN pgvector TO vector;
+        ALTER TABLE embeddings ALTER COLUMN vector SET NOT NULL;
+        CREATE TRIGGER embeddings_log_update AFTER UPDATE OF dim, vector ON embeddings
+            FOR EACH ROW EXECUTE FUNCTION tsm_log_embedding()
+        """,
+    )
+
+
 def _postgres(conn: Any) -> bool:
     return getattr(conn, "dialect", "sqlite") == "postgres"
 

@@ -94,17 +94,27 @@ def copy_reusable(conn: sqlite3.Connection, schema: str) -> int:
 
 
 def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
-    """Insert vectors (float32) for the given hashes. Call inside a transaction."""
+    """Insert vectors (float32) for the given hashes. Call inside a transaction. On
+    PostgreSQL the column is pgvector's `vector`, and each (model, dimension) has its HNSW
+    index (ensure_hnsw), kept up to date by every insert from its first one on."""
+    if is_postgres(conn):
+        from .pg_vectors import PgVector, ensure_hnsw
+
+        rows: list[tuple[str, str, int, object]] = [
+            (model, h, int(v.shape[0]), PgVector(v)) for h, v in items
+        ]
+        for dim in sorted({row[2] for row in rows}):
+            ensure_hnsw(conn, model, dim)
+    else:
+        rows = [(model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in items]
+    # In one order for every writer: two that upsert the same texts at once (two machines
+    # embedding a shared store) then wait for each other instead of deadlocking.
+    rows.sort(key=lambda row: row[1])
     conn.executemany(
         """INSERT INTO embeddings(model, embed_hash, dim, vector) VALUES (?, ?, ?, ?)
            ON CONFLICT (model, embed_hash) DO UPDATE SET dim = excluded.dim,
            vector = excluded.vector""",
-        # In one order for every writer: two that upsert the same texts at once (two
-        # machines embedding a shared store) then wait for each other instead of deadlocking.
-        sorted(
-            ((model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in items),
-            key=lambda row: row[1],
-        ),
+        rows,
     )
 
 
@@ -116,6 +126,10 @@ def drop_orphans(conn: Connection) -> int:
     cur = conn.execute(
         "DELETE FROM embeddings WHERE embed_hash NOT IN (SELECT embed_hash FROM chunks)"
     )
+    if is_postgres(conn) and cur.rowcount:
+        from .pg_vectors import drop_unused_hnsw
+
+        drop_unused_hnsw(conn)  # a dimension the model no longer has
     return cur.rowcount
 
 
@@ -125,6 +139,10 @@ def drop_model(conn: Connection, model: str | None = None) -> None:
         conn.execute("DELETE FROM embeddings")
     else:
         conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
+    if is_postgres(conn):
+        from .pg_vectors import drop_unused_hnsw
+
+        drop_unused_hnsw(conn)
 
 
 _MATRIX_ROWS = """SELECT c.id, c.document_id, e.vector FROM chunks c
@@ -134,27 +152,37 @@ _MATRIX_ROWS = """SELECT c.id, c.document_id, e.vector FROM chunks c
 def _changed_rows_sql(count: int) -> str:
     """The rows of `count` chunk ids. CROSS JOIN makes SQLite look the few chunks up first:
     left to choose, from a few dozen ids on it scans every vector of the model instead
-    (0.9 s for 32 ids at 100k chunks, against 10 ms for 500 this way)."""
+    (0.9 s for 32 ids at 100k chunks, against 10 ms for 500 this way). PostgreSQL has no
+    `CROSS JOIN ... ON` (store/pg_vectors.py has its form)."""
     return _MATRIX_ROWS.format(join="CROSS JOIN") + f" WHERE c.id IN ({','.join('?' * count)})"
 
 
 def load_matrix(
-    conn: Connection, model: str, chunk_ids: Sequence[int] | None = None
+    conn: Connection, model: str, chunk_ids: Sequence[int] | None = None, dim: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunk ids, document ids, float32 matrix) of every chunk that has a vector, or of
-    those among `chunk_ids`."""
+    those among `chunk_ids`; with `dim`, only vectors of that dimension (the model may have
+    changed its dimension under the same name: the other rows are not its vectors any more)."""
     import numpy as np
 
+    if is_postgres(conn):
+        from .pg_vectors import load_rows
+
+        return load_rows(conn, model, chunk_ids, dim)
+    where, extra = (" AND e.dim = ?", (dim,)) if dim is not None else ("", ())
     if chunk_ids is None:
         rows = conn.execute(
-            _MATRIX_ROWS.format(join="JOIN") + " ORDER BY c.id", (model,)
+            _MATRIX_ROWS.format(join="JOIN") + " WHERE 1 = 1" + where + " ORDER BY c.id",
+            (model, *extra),
         ).fetchall()
     else:
         rows = []
         ids = sorted(set(chunk_ids))
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
-            rows += conn.execute(_changed_rows_sql(len(part)), (model, *part)).fetchall()
+            rows += conn.execute(
+                _changed_rows_sql(len(part)) + where, (model, *part, *extra)
+            ).fetchall()
     if not rows:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
     found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
