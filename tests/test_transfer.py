@@ -335,3 +335,24 @@ def test_an_export_without_room_is_a_system_error_and_leaves_no_file(
     error = json.loads(proc.stderr)
     assert error["kind"] == "system_error" and f"cannot write {target}" in error["error"]
     assert list(target.parent.iterdir()) == []  # neither the file nor its temporary
+
+
+def test_a_gzip_bomb_is_refused_without_filling_the_memory(
+    on_sqlite: None, vault: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """A record one MiB over the record limit (128 Mi characters: one line of 'a', some
+    hundreds of KB compressed) after a valid header: refused at the limit, never read whole,
+    and no empty store left behind."""
+    from tsm.core.transfer import MAX_RECORD_CHARS
+
+    bomb = tmp_path / "bomb.tsm.gz"
+    header = {"format": "tsm-export", "format_version": 1, "schema_version": 1}
+    with gzip.open(bomb, "wb", compresslevel=1) as out:
+        out.write((json.dumps(header) + "\n").encode())
+        block = b"a" * 2**20
+        for _ in range(MAX_RECORD_CHARS // len(block) + 1):
+            out.write(block)
+    result = tsm("import", str(bomb), "-f", "json")
+    assert result.code == 1, result.err
+    assert "longer than" in result.error()["error"]
+    assert not (vault / ".tsm" / "tsm.db").exists()

@@ -50,6 +50,9 @@ FORMAT = "tsm-export"
 FORMAT_VERSION = 1
 MAX_INT = 2**63 - 1
 VECTOR_BATCH = 500
+# The longest record read: a document with its text and its chunks' (twice the text) fits
+# many times over (files are read up to index.max_file_mb, 10 MB by default).
+MAX_RECORD_CHARS = 128 * 2**20
 KEYWORD_BATCH = 1000  # keyword rows written in one call (many documents' chunks)
 
 
@@ -368,7 +371,7 @@ class _Reader:
     def _lines(self) -> Iterator[str]:
         while True:
             try:
-                line = self._text.readline()
+                line = self._text.readline(MAX_RECORD_CHARS + 1)
             except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
                 raise UserError(
                     f"{self.file} is truncated or damaged ({_reason(exc)})",
@@ -383,6 +386,8 @@ class _Reader:
             if not line:
                 return
             self.line += 1
+            if len(line) > MAX_RECORD_CHARS:  # a gzip bomb must not fill the memory
+                raise self.error(f"a record longer than {MAX_RECORD_CHARS:,} characters")
             yield line
 
     def _parse(self, line: str) -> Any:
