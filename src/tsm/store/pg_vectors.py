@@ -93,7 +93,7 @@ def has_hnsw(conn: Connection, model: str, dim: int) -> bool:
     return bool(found)
 
 
-def ensure_hnsw(conn: Connection, model: str, dim: int) -> None:
+def ensure_hnsw(conn: Connection, model: str, dim: int, memory: str = BUILD_MEMORY) -> None:
     """The HNSW index of (model, dim), made when missing, before this transaction writes a
     vector of it (made after, it would wait for writers that wait for this one's lock).
     Call inside a transaction. Cosine distance: the vectors are normalised, so it orders
@@ -102,7 +102,7 @@ def ensure_hnsw(conn: Connection, model: str, dim: int) -> None:
     if has_hnsw(conn, model, dim):
         return
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_HNSW_LOCK,))
-    conn.execute(f"SET LOCAL maintenance_work_mem = {quoted(BUILD_MEMORY)}")
+    conn.execute(f"SET LOCAL maintenance_work_mem = {quoted(memory)}")
     conn.execute(
         f"CREATE INDEX IF NOT EXISTS {index_name(model, dim)} ON embeddings "
         f"USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops) WITH ({HNSW_WITH}) "
