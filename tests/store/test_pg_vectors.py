@@ -269,3 +269,38 @@ def test_vectors_round_trip_through_pgvector(pg: Any) -> None:
         assert row.tobytes() == by_hash[stored[cid]].tobytes()
     some, _, part = vectors.load_matrix(pg, "m", chunk_ids[:2].tolist(), 384)
     assert some.tolist() == chunk_ids[:2].tolist() and part.tobytes() == matrix[:2].tobytes()
+
+
+def test_m004_moves_bytea_vectors_into_pgvector(pg_url: str) -> None:
+    """A PostgreSQL store made before m004 (vectors as BYTEA) keeps every vector, bit for
+    bit, in the pgvector column, and the searcher reads them."""
+    from tsm.store import postgres
+
+    conn = postgres.connect(pg_url)
+    try:
+        steps = migrations.MIGRATIONS
+        m004 = steps.index(migrations.m004_pgvector)
+        for number, step in enumerate(steps[:m004], start=1):
+            with Transaction(conn):
+                step(conn)
+                conn.execute(
+                    "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, 0)",
+                    (number, step.__name__),
+                )
+        add(conn, "old.md", ["first text", "second text"])
+        values = np.random.default_rng(2).standard_normal((2, 8)).astype(np.float32)
+        hashes = [p.embed_hash for p in vectors.pending(conn, "old-model")]
+        with Transaction(conn):
+            conn.executemany(
+                "INSERT INTO embeddings(model, embed_hash, dim, vector) VALUES (?, ?, 8, ?)",
+                [("old-model", h, v.tobytes()) for h, v in zip(hashes, values, strict=True)],
+            )
+        assert migrations.apply(conn) == migrations.LATEST
+        ids, _, matrix = vectors.load_matrix(conn, "old-model", dim=8)
+        by_chunk = dict(conn.execute("SELECT id, embed_hash FROM chunks").fetchall())
+        by_hash = dict(zip(hashes, values, strict=True))
+        assert [by_hash[by_chunk[c]].tobytes() for c in ids.tolist()] == [
+            row.tobytes() for row in matrix
+        ]
+    finally:
+        conn.close()
