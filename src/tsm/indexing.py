@@ -266,21 +266,21 @@ def _index_session(
         report.malformed_lines += doc.malformed_lines
         report.warnings.append(f"{key}: skipped {doc.malformed_lines} malformed lines")
     rows = prepare(settings, doc)  # tokenized before the transaction: its locks stay short
-    twins = [t.path for t in documents.find_by_hash(conn, content_hash) if t.path != key]
 
     def store() -> tuple[int, int] | None:
         """(twins removed, chunks written), or None when the index already holds this or a
         later state of the transcript: it grew since it was read, and another writer stored
         more of it (append-only: what was read is then a part of what is stored)."""
-        current = documents.stored_file(conn, key)
+        current, twins = documents.stored_and_twins(conn, key, content_hash)
         if current and current.content_hash == content_hash:
             return None
         if current and current.size > info.st_size and _grew(path, info):
             return None
         renamed = 0
-        for twin in documents.find_by_hash(conn, content_hash):
-            if twin.path in twins and not _stored_path(settings, twin.path).exists():
-                renamed += documents.delete_document(conn, twin.id)  # moved, not duplicated
+        for twin in twins:  # moved: re-pointed, not duplicated
+            gone = not _stored_path(settings, twin.path).exists()
+            if gone and documents.lock_twin(conn, twin.path):
+                renamed += documents.delete_document(conn, twin.id)
         chunks = store_rows(
             settings,
             conn,
@@ -292,7 +292,7 @@ def _index_session(
         )
         return renamed, chunks
 
-    done = _locked(conn, [key, *twins], store)
+    done = _locked(conn, [key], store)
     if done is None:
         report.unchanged += 1
         return
@@ -517,9 +517,6 @@ def _index_file_once(
     if doc.malformed_lines:
         report.warnings.append(f"{rel}: skipped {doc.malformed_lines} malformed lines")
     rows = prepare(settings, doc)  # tokenized before the transaction: its locks stay short
-    # A twin (same bytes, file gone) is a rename: re-pointed, not duplicated. Its path is
-    # locked with this one, all in one sorted go.
-    twins = [t.path for t in documents.find_by_hash(conn, content_hash) if t.path != rel]
 
     def store() -> tuple[int, int] | None:
         """(twins removed, chunks written), or None when the index already held this."""
@@ -529,13 +526,15 @@ def _index_file_once(
             unchanged = False
         if not unchanged:  # edited meanwhile: storing these bytes could undo a newer write
             raise _FileChanged(rel)
-        current = documents.stored_file(conn, rel)
+        current, twins = documents.stored_and_twins(conn, rel, content_hash)
         if current and current.content_hash == content_hash:  # another writer stored it
             documents.touch(conn, current.id, stat.st_size, stat.st_mtime)
             return None
         renamed = 0
-        for twin in documents.find_by_hash(conn, content_hash):
-            if twin.path in twins and not (settings.index_root / twin.path).exists():
+        for twin in twins:  # same bytes, file gone: renamed, re-pointed, not duplicated
+            if not (settings.index_root / twin.path).exists() and documents.lock_twin(
+                conn, twin.path
+            ):
                 renamed += documents.delete_document(conn, twin.id)
         chunks = store_rows(
             settings,
@@ -548,7 +547,7 @@ def _index_file_once(
         )
         return renamed, chunks
 
-    done = _locked(conn, [rel, *twins], store)
+    done = _locked(conn, [rel], store)
     if done is None:
         report.unchanged += 1
         return

@@ -309,9 +309,13 @@ def test_a_file_written_by_two_writers_at_once_is_stored_once(tmp_path: Path, pg
 
 
 def waiting(conn: psycopg.Connection[Any]) -> int:
-    """How many other sessions wait for a lock."""
+    """How many other sessions on this database wait for a lock (pg_locks shows every
+    database's: other tests run beside this one). pg_stat_activity is read afresh: inside a
+    transaction it would stay as first read."""
+    conn.execute("SELECT pg_stat_clear_snapshot()")
     (count,) = conn.execute(
-        "SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid()"
+        """SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+           WHERE NOT l.granted AND l.pid <> pg_backend_pid() AND a.datname = current_database()"""
     ).fetchone()
     return int(count)
 

@@ -104,6 +104,29 @@ def session_paths(conn: Connection) -> list[str]:
     return [path for (path,) in rows]
 
 
+def stored_and_twins(
+    conn: Connection, path: str, content_hash: str
+) -> tuple[StoredFile | None, list[StoredFile]]:
+    """In one query: what is stored at `path`, and the other documents with these bytes."""
+    rows = conn.execute(
+        """SELECT id, path, size, mtime, content_hash FROM documents
+           WHERE path = ? OR content_hash = ?""",
+        (path, content_hash),
+    )
+    found = [StoredFile(*r) for r in rows]
+    current = next((f for f in found if f.path == path), None)
+    return current, [f for f in found if f.path != path]
+
+
+def lock_twin(conn: Connection, path: str) -> bool:
+    """Try to hold another path besides the one locked (documents.lock_paths): False, and no
+    wait, when a writer holds it (so two writers' locks cannot wait for each other)."""
+    if not is_postgres(conn):
+        return True
+    row = conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", (path,))
+    return bool(row.fetchone()[0])
+
+
 def find_by_hash(conn: Connection, content_hash: str) -> list[StoredFile]:
     rows = conn.execute(
         "SELECT id, path, size, mtime, content_hash FROM documents WHERE content_hash = ?",
@@ -124,9 +147,12 @@ def write_document(
     fts_tags: str,
 ) -> int:
     """Insert or replace one document with all its chunks. Call inside a transaction."""
-    old = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
-    if old:
-        delete_document(conn, old[0])
+    if is_postgres(conn):  # one round trip: the keys cascade to chunks and their keyword rows
+        conn.execute("DELETE FROM documents WHERE path = ?", (doc.path,))
+    else:
+        old = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
+        if old:
+            delete_document(conn, old[0])
     cur = conn.execute(
         """INSERT INTO documents(path, type, title, content_hash, size, mtime, category, status,
                created, updated, doc_date, date_source, aliases, text, indexed_at)
@@ -150,16 +176,14 @@ def write_document(
         ),
     )
     doc_id = int(cur.fetchone()[0])
-    keyword_rows = []
-    for row in rows:
-        c = row.chunk
-        (chunk_id,) = conn.execute(
-            """INSERT INTO chunks(document_id, chunk_index, section, page, line, chunk_date, text,
-                   embed_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
-            (doc_id, c.index, c.section, c.page, c.line, c.date, c.text, row.embed_hash),
-        ).fetchone()
-        keyword_rows.append((chunk_id, row.fts_title, row.fts_section, row.fts_body, fts_tags))
-    keywords.insert(conn, keyword_rows)
+    chunk_ids = _insert_chunks(conn, doc_id, rows)
+    keywords.insert(
+        conn,
+        [
+            (chunk_id, row.fts_title, row.fts_section, row.fts_body, fts_tags)
+            for chunk_id, row in zip(chunk_ids, rows, strict=True)
+        ],
+    )
     conn.executemany(
         "INSERT INTO tags(document_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [(doc_id, t) for t in doc.tags],
@@ -176,6 +200,31 @@ def write_document(
         [(doc_id, name, kind) for name, kind in document_names(doc.path, doc.title, doc.aliases)],
     )
     return doc_id
+
+
+_CHUNK_COLUMNS = "document_id, chunk_index, section, page, line, chunk_date, text, embed_hash"
+
+
+def _insert_chunks(conn: Connection, doc_id: int, rows: Sequence[ChunkRow]) -> list[int]:
+    """Insert a document's chunks; their ids, in the order of `rows`. On PostgreSQL in one
+    statement (a round trip per chunk is most of a small document's write time there)."""
+    values = [
+        (doc_id, r.chunk.index, r.chunk.section, r.chunk.page, r.chunk.line, r.chunk.date,
+         r.chunk.text, r.embed_hash)
+        for r in rows
+    ]  # fmt: skip
+    if not is_postgres(conn):
+        sql = f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+        return [int(conn.execute(sql, v).fetchone()[0]) for v in values]
+    if not values:
+        return []
+    marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(values))
+    found = conn.execute(
+        f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES {marks} RETURNING chunk_index, id",
+        [field for v in values for field in v],
+    ).fetchall()
+    ids = dict(found)  # by chunk_index (text/chunk.py numbers them 0..n-1), not row order
+    return [int(ids[r.chunk.index]) for r in rows]
 
 
 def delete_document(conn: Connection, doc_id: int) -> bool:

@@ -10,6 +10,7 @@ psycopg is imported here only, when a `[store] url` is set: the SQLite path neve
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -118,6 +119,10 @@ def connect(url: str) -> PgConnection:
             f"{SETTING} names a PostgreSQL server, but psycopg is not installed",
             "pip install 'tsm[postgres]'",
         ) from None
+    # psycopg logs a warning of its own when a connection dies inside a pipeline
+    # (executemany): no stderr line beside the error's one (store/failures.py), which
+    # Python's last-resort handler would print; a configured log (the daemon's) keeps it.
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.OperationalError as exc:
