@@ -4,7 +4,9 @@ One server per `pytest` run, in a directory the controller makes (`PG_DIR_VARIAB
 it to pytest-xdist workers): the first worker that needs the server starts it (the script
 locks the directory, so a second worker finds it running and gets the same URL), and the
 controller, which outlives the workers, stops it and removes the directory at the end
-(`finish_run`). Each test gets databases of its own on it (`fresh_database`), dropped after.
+(`finish_run`). Should the controller die before (SIGTERM from `timeout`, SIGKILL), a
+watcher process started with the server stops it and removes the directory (`watch`). Each
+test gets databases of its own on it (`fresh_database`), dropped after.
 
 `TSM_TEST_STORE=postgres` runs the suite's tsm processes on this server (tests/conftest.py);
 the default, `sqlite`, keeps their index in SQLite files."""
@@ -17,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -28,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "postgres"
 PG_DIR_VARIABLE = "PYTEST_TSM_PG_DIR"  # not TSM_*: the isolated_env fixture removes those
 PG_PARENT_VARIABLE = "PYTEST_TSM_PG_PARENT"  # where the run's directory goes (default /tmp)
+PG_OWNER_VARIABLE = "PYTEST_TSM_PG_OWNER"  # the controller's pid: the server lives as long
 STORE_VARIABLE = "TSM_TEST_STORE"
 STORES = ("sqlite", "postgres")
 SAMPLE_DATABASE = "tsm_sample"  # the sample vault's index, built once per run
@@ -77,6 +81,7 @@ def begin_run() -> None:
     """In the controller (or the only process): name the run's server directory."""
     parent = os.environ.get(PG_PARENT_VARIABLE) or None
     os.environ[PG_DIR_VARIABLE] = tempfile.mkdtemp(prefix="tsm-test-pg-", dir=parent)
+    os.environ[PG_OWNER_VARIABLE] = str(os.getpid())
 
 
 def finish_run() -> None:
@@ -93,9 +98,37 @@ def finish_run() -> None:
 
 
 def start(directory: Path) -> PgServer:
-    """Start (or find running) the server in `directory`; fsync off: it is thrown away."""
+    """Start (or find running) the server in `directory`; fsync off: it is thrown away. The
+    first to start it also starts its watcher."""
     url = script("start", str(directory), "--no-fsync")
+    try:
+        os.close(os.open(directory / "watched", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        pass
+    else:
+        owner = os.environ.get(PG_OWNER_VARIABLE, str(os.getpid()))
+        subprocess.Popen(
+            [sys.executable, __file__, "watch", owner, str(directory)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C or kill of the run's group spares it
+        )
     return PgServer(directory, url, script("url", str(directory), "--password"))
+
+
+def watch(owner: int, directory: Path, interval: float = 1.0) -> None:
+    """Until `directory` is gone (finish_run removed it): when the process `owner` has
+    ended without removing it, stop the server there and remove it."""
+    while directory.exists():
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            stop = subprocess.run([str(SCRIPT), "stop", str(directory)], stdin=subprocess.DEVNULL)
+            if stop.returncode == 0:  # else keep the data dir of a server that may still run
+                shutil.rmtree(directory, ignore_errors=True)
+            return
+        time.sleep(interval)
 
 
 _admin: dict[str, Any] = {}  # one superuser connection per server and process
@@ -215,3 +248,8 @@ class Stores:
             return {}
         drop_database(self.server, self.sample)  # a worker that failed half-way
         return {"TSM_STORE_URL": create_database(self.server, self.sample)}
+
+
+if __name__ == "__main__":  # the watcher: python tests/pg.py watch PID DIR
+    assert sys.argv[1] == "watch", sys.argv
+    watch(int(sys.argv[2]), Path(sys.argv[3]))

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,6 +172,42 @@ def test_no_server_is_left_running_after_a_test_run() -> None:
         for pid in servers_under(parent):
             os.kill(pid, 9)
         shutil.rmtree(parent, ignore_errors=True)
+
+
+def test_a_killed_test_run_leaves_no_server_behind() -> None:
+    """pytest killed outright (SIGKILL: no teardown runs) while its server is up: the
+    watcher started with the server stops it and removes its directory."""
+    parent = Path(tempfile.mkdtemp(prefix="tsm-pg-kill-", dir="/tmp"))
+    parent.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TSM_", "PYTEST_"))}
+    env |= {pg.PG_PARENT_VARIABLE: str(parent), "PYTEST_TSM_PG_HOLD": "1"}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+         f"{__file__}::test_holds_the_server_until_killed"],
+        cwd=pg.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not list(parent.glob("*/watched")) or not servers_under(parent):
+            assert run.poll() is None and time.monotonic() < deadline, "no server started"
+            time.sleep(0.2)
+        run.kill()
+        run.wait()
+        deadline = time.monotonic() + 30
+        while servers_under(parent) or list(parent.iterdir()):
+            assert time.monotonic() < deadline, "the server outlived the killed run"
+            time.sleep(0.2)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        for pid in servers_under(parent):
+            os.kill(pid, 9)
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+@pytest.mark.skipif(not os.environ.get("PYTEST_TSM_PG_HOLD"), reason="run by the test above")
+def test_holds_the_server_until_killed(pg_server: pg.PgServer) -> None:
+    time.sleep(120)
 
 
 @pytest.mark.sqlite_only("the marker's own test")
