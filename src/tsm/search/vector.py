@@ -166,14 +166,17 @@ def _halves() -> ThreadPoolExecutor:
 # bench/results/pg_vectors.md; 384-d e5 vectors plus noise, 200 real queries, depth 50, at
 # load average ~11 on 2 cores): exact p50 1.6 ms at 10k rows against HNSW's 15 ms, but 68 ms
 # at 100k against HNSW's 31 ms (recall@10 0.995), with 150 MB of matrix per searcher and a
-# 7 s load at its start; exact grows linearly, HNSW barely, so they cross near 35-40k.
+# 7 s load at its start; at 1M, exact 427 ms (1.5 GB of matrix, a 54 s load) against HNSW's
+# 43 ms (recall@10 0.887; 0.949 with ef_search 400). Exact grows linearly, HNSW barely: they
+# cross near 35-40k.
 ANN_MIN_ROWS = 50_000
 # Back to the exact path only below this share of ANN_MIN_ROWS, so that a store near the
 # threshold does not load and drop its matrix by turns.
 ANN_HYSTERESIS = 0.9
 # The HNSW path's counts (rows, missing) and mean vector are recomputed when the change log
-# moved, at most this often: each is a scan of the model's vectors (seconds at 1M rows).
-ANN_REFRESH_SECONDS = 30.0
+# moved, at most this often, by the search that finds them older: two scans of the model's
+# vectors, 17.5 s at 1M rows at load 8 (bench/results/pg_vectors.md), so rarely.
+ANN_REFRESH_SECONDS = 300.0
 # hnsw.ef_search: the candidates the graph search keeps; at least the rows asked for.
 ANN_EF_SEARCH = 200
 
