@@ -174,8 +174,9 @@ ANN_MIN_ROWS = 50_000
 # threshold does not load and drop its matrix by turns.
 ANN_HYSTERESIS = 0.9
 # The HNSW path's counts (rows, missing) and mean vector are recomputed when the change log
-# moved, at most this often, by the search that finds them older: two scans of the model's
-# vectors, 17.5 s at 1M rows at load 8 (bench/results/pg_vectors.md), so rarely.
+# moved, at most this often, by the search that finds them older: a scan of the model's
+# vectors (17.5 s at 1M rows at load 8 in bench/results/pg_vectors.md, measured when it
+# was two scans), so rarely.
 ANN_REFRESH_SECONDS = 300.0
 # hnsw.ef_search: the candidates the graph search keeps; at least the rows asked for.
 ANN_EF_SEARCH = 200
@@ -294,8 +295,8 @@ def _ann(conn: Connection, model: str, dim: int, floor: float) -> AnnIndex | Non
     if pg_vectors.model_vectors(conn, model, dim) < floor:
         return None
     stamp = vectors.change_seq(conn)
-    have, total = pg_vectors.count_rows(conn, model, dim)
-    return AnnIndex(model, dim, stamp, have, total, pg_vectors.mean_vector(conn, model, dim))
+    have, total, mean = pg_vectors.summary(conn, model, dim)
+    return AnnIndex(model, dim, stamp, have, total, mean)
 
 
 def _loaded(conn: Connection, model: str, dim: int | None = None) -> VectorIndex:

@@ -175,15 +175,18 @@ def load_rows(
     return found, doc_ids, _matrix([r[2] for r in rows], dim)
 
 
-def count_rows(conn: Connection, model: str, dim: int) -> tuple[int, int]:
-    """(chunks with a vector of (model, dim), every chunk)."""
-    (have,) = conn.execute(
-        """SELECT COUNT(*) FROM chunks c JOIN embeddings e
-           ON e.model = ? AND e.dim = ? AND e.embed_hash = c.embed_hash""",
-        (model, dim),
+def summary(conn: Connection, model: str, dim: int) -> tuple[int, int, np.ndarray | None]:
+    """(chunks with a vector of (model, dim), every chunk, the mean of those vectors) in
+    one pass over the model's vectors."""
+    have, mean = conn.execute(
+        f"""SELECT COUNT(*), vector_send(AVG(e.vector::vector({int(dim)}))) FROM chunks c
+            JOIN embeddings e ON e.model = ? AND e.dim = {int(dim)}
+            AND e.embed_hash = c.embed_hash""",
+        (model,),
     ).fetchone()
     (total,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
-    return int(have), int(total)
+    vector = None if mean is None else _matrix([bytes(mean)], dim)[0]
+    return int(have), int(total), vector
 
 
 def model_vectors(conn: Connection, model: str, dim: int) -> int:
