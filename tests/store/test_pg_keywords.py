@@ -245,7 +245,7 @@ def test_phrase_does_not_span_columns(pg_url: str, tmp_path: Path) -> None:
 
 def test_totals_follow_inserts_and_deletes_past_folding(pg_url: str, tmp_path: Path) -> None:
     """Over 256 writes the totals' delta rows are folded into one; N and the token total (and
-    so every rank) still match FTS5's after inserts and deletes."""
+    so every rank) still match FTS5's after inserts, deletes and cascaded deletes."""
     lite = open_db(tmp_path / "tsm.db", create=True)
     server = postgres.connect(pg_url)
     migrations.apply(server)
@@ -254,6 +254,10 @@ def test_totals_follow_inserts_and_deletes_past_folding(pg_url: str, tmp_path: P
     for conn in (lite, server):
         _write(conn, docs)
         _delete(conn, [f"n{i}.md" for i in range(0, 300, 7)])
+    # A document deleted on its own: its chunks' keyword rows go by cascade, and the totals
+    # follow (SQLite has no cascade into FTS5: there the store deletes them itself).
+    _delete(lite, ["n1.md", "n2.md"])
+    server.execute("DELETE FROM documents WHERE path IN ('n1.md', 'n2.md')")
     rows, tokens = server.execute("SELECT count(*), sum(tokens) FROM chunk_keywords").fetchone()
     assert server.execute("SELECT sum(rows), sum(tokens) FROM keyword_totals").fetchone() == (
         rows,
