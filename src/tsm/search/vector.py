@@ -164,11 +164,11 @@ def _halves() -> ThreadPoolExecutor:
 # On PostgreSQL, from this many vectors of the model on (distinct texts of one dimension), a
 # searcher asks the HNSW index instead of holding the matrix. bench/pg_vectors.py (results in
 # bench/results/pg_vectors.md; 384-d e5 vectors plus noise, 200 real queries, depth 50, at
-# load average ~11 on 2 cores): exact p50 1.6 ms at 10k rows against HNSW's 15 ms, but 68 ms
-# at 100k against HNSW's 31 ms (recall@10 0.995), with 150 MB of matrix per searcher and a
-# 7 s load at its start; at 1M, exact 427 ms (1.5 GB of matrix, a 54 s load) against HNSW's
-# 43 ms (recall@10 0.887; 0.949 with ef_search 400). Exact grows linearly, HNSW barely: they
-# cross near 35-40k.
+# load average 8-12 on 2 cores), p50 exact against HNSW: 1.6 / 15 ms at 10k rows, 8.8 / 15.5
+# at 30k, 21.9 / 25.5 at 50k, 68 / 31 at 100k (recall@10 0.995-0.999 up to there), 427 / 43
+# at 1M (recall@10 0.887; 0.949 with ef_search 400). Exact grows linearly, HNSW barely: they
+# cross near 55k; at 50k the exact path is 4 ms faster but holds 75 MB of matrix per
+# searcher (214 MB of RSS growth) and loads for 1.5 s at its start (1.5 GB and 54 s at 1M).
 ANN_MIN_ROWS = 50_000
 # Back to the exact path only below this share of ANN_MIN_ROWS, so that a store near the
 # threshold does not load and drop its matrix by turns.
