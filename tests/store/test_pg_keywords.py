@@ -188,7 +188,7 @@ def _compare(lite: sqlite3.Connection, server: Any, expression: str) -> None:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(expression=expressions())
 def test_same_matches_and_ranks_as_fts5(
