@@ -30,6 +30,8 @@ import pg
 import psycopg
 import pytest
 
+from tsm.store.migrations import _PG_MIGRATION_LOCK as MIGRATION_LOCK
+
 pytestmark = pytest.mark.postgres
 
 SECTIONS_PER_NOTE = 2  # each note below: an H1 and an H2 section, one chunk each
@@ -174,6 +176,25 @@ def test_two_writers_on_overlapping_folders_store_each_document_once(
     on_disk = {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
     assert {d[0]: d[3] for d in got["documents"]} == on_disk
     assert got == want  # row for row what one writer alone stores
+
+
+def test_writers_opening_a_new_database_at_once_create_its_schema_once(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Three machines' first `tsm index` on an empty database: one migrates, the others
+    wait for it and find the schema made (not "relation ... already exists"). The test
+    holds the migration lock until all three wait for it, so they meet for sure."""
+    root = tmp_path / "repo"
+    files = make_vault(root, {"k/shared": 30})
+    env = {"TSM_INDEX_ROOT": str(root), "TSM_STORE_URL": pg_url}
+    with psycopg.connect(pg_url, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        procs = [start_tsm("index", "--no-embed", "-f", "json", env=env, cwd=root) for _ in "abc"]
+        wait_for_waiters(holder, 3, *procs)
+        holder.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+    for code, _, err in map(finish, procs):
+        assert (code, err) == (0, ""), err
+    assert count_documents(pg_url) == len(files)
 
 
 def test_two_writers_embedding_at_once_store_one_vector_per_text(

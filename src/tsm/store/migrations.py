@@ -385,8 +385,23 @@ _PG_MIGRATION_LOCK = 0x74736D
 
 
 def apply(conn: Connection) -> int:
-    """Bring the schema up to date; returns the resulting version."""
+    """Bring the schema up to date; returns the resulting version.
+
+    On PostgreSQL the lock is taken before the migrations' transactions begin (a session
+    lock): a transaction that began before it waited would keep its catalog cache from
+    before the other process's tables existed (`to_regclass` says none), and run m001
+    again ("relation meta already exists" when several writers open a new database)."""
     version = schema_version(conn)
+    if not _postgres(conn) or version >= len(MIGRATIONS):
+        return _apply(conn, version)
+    conn.execute("SELECT pg_advisory_lock(?)", (_PG_MIGRATION_LOCK,))
+    try:
+        return _apply(conn, schema_version(conn))
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(?)", (_PG_MIGRATION_LOCK,))
+
+
+def _apply(conn: Connection, version: int) -> int:
     for number, step in enumerate(MIGRATIONS, start=1):
         if number <= version:
             continue
