@@ -163,6 +163,7 @@ def test_bad_flags_exit_1(indexed_read_only: Path, tsm: Any, args: tuple[str, ..
     assert "Traceback" not in result.err
 
 
+@pytest.mark.sqlite_only("a server store always exists: its tables are made on first use")
 def test_missing_index_is_a_clear_user_error(vault: Path, tsm: Any) -> None:
     result = tsm("search", "git", "-f", "json")
     assert result.code == 1

@@ -68,7 +68,10 @@ class PgConnection:
         if sql.lstrip().upper().startswith("BEGIN IMMEDIATE"):
             sql = "BEGIN"
         cursor = self.raw.cursor()
-        cursor.execute(_translate(sql), _storable(params) if params else None)  # type: ignore[call-overload]
+        if params:
+            cursor.execute(_translate(sql), _storable(params))  # type: ignore[call-overload]
+        else:  # no parameters: psycopg reads no placeholders, so `%` stays as written
+            cursor.execute(sql)  # type: ignore[call-overload]
         if cursor.rowcount > 0 and cursor.statusmessage and _writes(cursor.statusmessage):
             self.total_changes += cursor.rowcount
         return PgCursor(cursor)

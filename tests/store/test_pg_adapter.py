@@ -1,0 +1,51 @@
+"""store/postgres.py's PgConnection: the store's SQLite-style SQL on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from tsm.errors import ConfigError
+from tsm.store import postgres
+
+
+def test_percent_is_an_operator_with_or_without_parameters(pg_url: str) -> None:
+    """`?` becomes psycopg's `%s`, and a `%` of the SQL stays the modulo operator whether
+    or not the statement has parameters (psycopg reads placeholders only when given some)."""
+    conn = postgres.connect(pg_url)
+    try:
+        assert conn.execute("SELECT 7 % 3").fetchone()[0] == 1
+        assert conn.execute("SELECT 7 % ?", (4,)).fetchone()[0] == 3
+        assert conn.execute("SELECT ? || '%'", ("50",)).fetchone()[0] == "50%"
+    finally:
+        conn.close()
+
+
+def test_transactions_follow_the_store_s_begin_and_commit(pg_url: str) -> None:
+    conn = postgres.connect(pg_url)
+    try:
+        conn.execute("CREATE TABLE t (x INTEGER)")
+        conn.execute("BEGIN IMMEDIATE")
+        assert conn.in_transaction
+        conn.executemany("INSERT INTO t(x) VALUES (?)", [(1,), (2,)])
+        conn.rollback()
+        assert not conn.in_transaction
+        assert conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 0
+        changes = conn.total_changes
+        conn.execute("INSERT INTO t(x) VALUES (?)", (3,))
+        assert conn.total_changes == changes + 1
+    finally:
+        conn.close()
+
+
+def test_a_nul_in_text_is_stored_as_a_replacement_character(pg_url: str) -> None:
+    conn = postgres.connect(pg_url)
+    try:
+        assert conn.execute("SELECT ?::text", ("a\x00b",)).fetchone()[0] == "a\ufffdb"
+    finally:
+        conn.close()
+
+
+def test_a_url_of_another_scheme_is_a_user_error_naming_the_setting() -> None:
+    with pytest.raises(ConfigError) as info:
+        postgres.connect("mysql://me:secret@db/x")
+    assert "TSM_STORE_URL" in info.value.message and "secret" not in info.value.message
