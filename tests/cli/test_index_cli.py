@@ -17,6 +17,7 @@ def index(tsm: Any, *args: str) -> dict:
     return result.json()
 
 
+@pytest.mark.sqlite_only("it checks the SQLite file init creates")
 def test_init_never_overwrites(vault: Path, tsm: Any) -> None:
     (vault / "tsm.toml").write_text("[search]\ntop_k = 5\n")
     result = tsm("init", "-f", "json")

@@ -49,3 +49,11 @@ def test_a_url_of_another_scheme_is_a_user_error_naming_the_setting() -> None:
     with pytest.raises(ConfigError) as info:
         postgres.connect("mysql://me:secret@db/x")
     assert "TSM_STORE_URL" in info.value.message and "secret" not in info.value.message
+
+
+def test_a_server_that_is_not_there_is_named_with_libpq_s_reason() -> None:
+    with pytest.raises(ConfigError) as info:
+        postgres.connect("postgresql://me:secret@127.0.0.1:9/db")
+    message = info.value.message
+    assert "Connection refused" in message and "secret" not in message
+    assert "\n" not in message

@@ -139,10 +139,15 @@ def connect(url: str) -> PgConnection:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    # libpq repeats the connection target; keep its message, one line, no password.
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return (lines[-1] if lines else type(exc).__name__)[:300]
+    """libpq's message in one line: without the connection target it repeats (the caller
+    names the URL, password hidden), its follow-up lines in parentheses ("Connection refused
+    (Is the server running on that host …?)")."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    first = re.sub(r"^.*\bfailed: ", "", lines[0])
+    rest = " ".join(lines[1:])
+    return (f"{first} ({rest})" if rest else first)[:300]
 
 
 def storage_failure(exc: BaseException, url: str) -> StorageFailure:
