@@ -177,6 +177,17 @@ def _compare(lite: sqlite3.Connection, server: Any, expression: str) -> None:
     assert keywords.document_frequency(server, expression) == keywords.document_frequency(
         lite, expression
     )
+    # Batched as search/coverage.py asks: the expression, each of its phrases alone (one-term
+    # phrases go together in one statement on PostgreSQL), a term nothing holds, repeats.
+    batch = [
+        expression,
+        *(quote_term(p) for p in pg_keywords.expression_phrases(expression)),
+        '"zzzabsent"',
+        expression,
+    ]
+    assert keywords.document_frequencies(server, batch) == keywords.document_frequencies(
+        lite, batch
+    )
     among = list(range(1, 200, 3))
     assert sorted(keywords.matching_among(server, expression, among)) == sorted(
         keywords.matching_among(lite, expression, among)

@@ -47,8 +47,8 @@ class TermCoverage:
         if self._idf is None:
             total = chunks.count(self.conn) or 1
             self._idf, self._known = {}, set()
-            for term in self.terms:
-                df = keywords.document_frequency(self.conn, self._match(term))
+            found = keywords.document_frequencies(self.conn, [self._match(t) for t in self.terms])
+            for term, df in zip(self.terms, found, strict=True):
                 self._idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
                 if df:
                     self._known.add(term)

@@ -118,6 +118,15 @@ def document_frequency(conn: Connection, expression: str) -> int:
     )
 
 
+def document_frequencies(conn: Connection, expressions: Sequence[str]) -> list[int]:
+    """document_frequency of each expression, in order: on PostgreSQL one round trip for
+    all those of one-term phrases (coverage asks one per query term); on SQLite, in process,
+    one count each."""
+    if is_postgres(conn):
+        return pg_keywords.document_frequencies(conn, expressions)
+    return [document_frequency(conn, e) for e in expressions]
+
+
 def matching_among(conn: Connection, expression: str, chunk_ids: Sequence[int]) -> Iterator[int]:
     """The ids of those of `chunk_ids` that match, in no set order, read lazily: which of a
     search's few result chunks hold a query term (search/coverage.py). `rowid IN` lets FTS5

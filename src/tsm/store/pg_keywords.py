@@ -60,6 +60,17 @@ SCHEMA = """
         tokens INTEGER NOT NULL
     );
     CREATE INDEX chunk_keywords_lexemes ON chunk_keywords USING gin (lexemes);
+    CREATE TABLE keyword_postings (
+        lexeme TEXT NOT NULL,
+        chunk_id BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        c0 INTEGER NOT NULL,
+        c1 INTEGER NOT NULL,
+        c2 INTEGER NOT NULL,
+        c3 INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        PRIMARY KEY (lexeme, chunk_id)
+    );
+    CREATE INDEX keyword_postings_chunk ON keyword_postings (chunk_id);
     CREATE FUNCTION tsm_keyword_rows(q TSQUERY, ids BIGINT[])
         RETURNS TABLE (chunk_id BIGINT, tokens INTEGER, counts JSONB)
         LANGUAGE sql STABLE ROWS 1000 SET enable_seqscan = off
@@ -283,16 +294,32 @@ def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
         {"id": r[0], "c": m.counts, "p": m.positions, "n": m.tokens}
         for r, m in zip(rows, made, strict=True)
     ]
-    # One JSON text for the batch: psycopg would escape every quote of a text[] parameter.
+    # One JSON text for the batch (psycopg would escape every quote of a text[] parameter),
+    # one statement for the chunk rows and the postings.
     conn.execute(
-        """INSERT INTO chunk_keywords(chunk_id, lexemes, counts, positions, tokens)
-           SELECT r.id, array_to_tsvector(ARRAY(SELECT jsonb_object_keys(r.c))), r.c, r.p, r.n
-           FROM jsonb_to_recordset(?::jsonb) AS r(id BIGINT, c JSONB, p JSONB, n INTEGER)""",
+        """WITH r AS MATERIALIZED (
+               SELECT * FROM jsonb_to_recordset(?::jsonb)
+                   AS r(id BIGINT, c JSONB, p JSONB, n INTEGER)
+           ), k AS (
+               INSERT INTO chunk_keywords(chunk_id, lexemes, counts, positions, tokens)
+               SELECT r.id, array_to_tsvector(ARRAY(SELECT jsonb_object_keys(r.c))), r.c, r.p,
+                      r.n
+               FROM r
+           )
+           INSERT INTO keyword_postings(lexeme, chunk_id, c0, c1, c2, c3, tokens)
+           SELECT e.key, r.id, (e.value ->> 0)::int, (e.value ->> 1)::int,
+                  (e.value ->> 2)::int, (e.value ->> 3)::int, r.n
+           FROM r, jsonb_each(r.c) AS e""",
         (json.dumps(batch, ensure_ascii=False),),
     )
 
 
 def delete_document(conn: Any, doc_id: int) -> None:
+    conn.execute(
+        """DELETE FROM keyword_postings
+           WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)""",
+        (doc_id,),
+    )
     conn.execute(
         """DELETE FROM chunk_keywords
            WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)""",
@@ -390,6 +417,32 @@ def document_frequency(conn: Any, expression: str) -> int:
     )
 
 
+def document_frequencies(conn: Any, expressions: Sequence[str]) -> list[int]:
+    """document_frequency of each expression: those made only of one-term phrases counted
+    together in one statement over `keyword_postings` (a count over each term's btree range,
+    the distinct chunks where an expression has several terms), the others one by one."""
+    queries = [Query.parse(e) for e in expressions]
+    out = [0] * len(queries)
+    lexemes: list[str] = []
+    slots: list[int] = []
+    for n, query in enumerate(queries):
+        if query.multi:
+            out[n] = document_frequency(conn, expressions[n])
+        else:
+            lexemes += query.terms
+            slots += [n] * len(query.terms)
+    if lexemes:
+        rows = conn.execute(
+            """SELECT q.slot, count(DISTINCT p.chunk_id)
+               FROM unnest(?::text[], ?::int[]) AS q(lexeme, slot)
+               JOIN keyword_postings p ON p.lexeme = q.lexeme GROUP BY q.slot""",
+            (lexemes, slots),
+        )
+        for slot, count in rows:
+            out[int(slot)] = int(count)
+    return out
+
+
 def matching_among(conn: Any, expression: str, chunk_ids: Sequence[int]) -> Iterator[int]:
     if not chunk_ids:
         return iter(())
@@ -432,42 +485,48 @@ def _f8(x: float) -> str:
 
 def _ranked(conn: Any, query: Query, weights: Sequence[float]) -> tuple[str, list[object]] | None:
     """SQL for every matching chunk as (chunk_id, rank) with FTS5's bm25() rank, and its
-    parameters; None when nothing can match."""
+    parameters; None when nothing can match.
+
+    The one-term phrases are read from `keyword_postings` (a btree range per term, one row
+    per chunk that holds it, its counts per column and the chunk's token count), pivoted to a
+    row per chunk; the chunks that hold only a longer phrase are added with their token count
+    from `chunk_keywords`. Reading f_i from JSONB per matching row cost 10x more (scifact:
+    bench/results/pg-keywords.md)."""
     if not query.phrases:
         return None
     match = _match(conn, query, weights)
     if match.empty:
         return None
-    source, match_params = match.rows
     slots = {p: i for i, p in enumerate(query.distinct)}
+    terms = query.terms
+    # f_i of a one-term phrase: its counts per column times the weights, added in column
+    # order (a weight of 0 adds nothing), as FTS5 adds them.
+    weighted = " + ".join(f"p.c{c}::float8 * {_f8(w)}" for c, w in enumerate(weights) if w)
+    posting_f = f"({weighted or '0.0::float8'})"
     picks, joins, params_pick, params_join = [], [], [], []
     for phrase, i in slots.items():
         if len(phrase) == 1:
-            picks.append(f"k.counts -> ?::text AS h{i}")
+            picks.append(f"max(CASE WHEN q.lexeme = ?::text THEN q.f END) AS h{i}")
             params_pick.append(phrase[0])
         else:
             found = match.phrase_hits[phrase]
             joins.append(
                 f"LEFT JOIN unnest(?::bigint[], ?::float8[]) AS p{i}(cid, f) "
-                f"ON p{i}.cid = k.chunk_id"
+                f"ON p{i}.cid = g.chunk_id"
             )
             params_join += [list(found), list(found.values())]
-            picks.append(f"p{i}.f AS h{i}")
-
-    def freq(i: int, phrase: tuple[str, ...]) -> str:
-        """f_i: the weighted count, from counts per column (a weight of 0 adds nothing)."""
-        if len(phrase) > 1:
-            return f"coalesce(h{i}, 0.0::float8)"
-        weighted = [
-            f"coalesce((h{i} -> {c})::float8, 0.0::float8) * {_f8(w)}"
-            for c, w in enumerate(weights)
-            if w
-        ]
-        return "(" + (" + ".join(weighted) or "0.0::float8") + ")"
+    outer = ", ".join(f"g.h{i}" if len(p) == 1 else f"p{i}.f AS h{i}" for p, i in slots.items())
+    source = f"""SELECT p.lexeme, p.chunk_id, p.tokens, {posting_f} AS f
+                 FROM keyword_postings p WHERE p.lexeme = ANY(?::text[])
+                 UNION ALL
+                 SELECT NULL, k.chunk_id, k.tokens, NULL FROM chunk_keywords k
+                 WHERE k.chunk_id = ANY(?::bigint[])"""
+    grouped_picks = "".join(f", {pick}" for pick in picks)
 
     # Each f_i and n_i computed once per row (in the materialized f), then used twice.
     per_row = ", ".join(
-        f"{freq(i, p)} AS f{i}, count(h{i}) OVER () AS n{i}" for p, i in slots.items()
+        f"coalesce(h{i}, 0.0::float8) AS f{i}, count(h{i}) OVER () AS n{i}"
+        for p, i in slots.items()
     )
     denominator = f"({_f8(K1)} * ({_f8(1 - B)} + {_f8(B)} * f.tokens::float8 / t.avgdl))"
     score = "0.0::float8"
@@ -481,15 +540,16 @@ def _ranked(conn: Any, query: Query, weights: Sequence[float]) -> tuple[str, lis
         score = f"({score} + {idf} * ((f{i} * {_f8(K1 + 1.0)}) / (f{i} + {denominator})))"
     sql = f"""
         WITH m AS MATERIALIZED (
-            SELECT k.chunk_id, k.tokens, {", ".join(picks)}
-            FROM {source} {" ".join(joins)}
+            SELECT g.chunk_id, g.tokens, {outer}
+            FROM (SELECT q.chunk_id, max(q.tokens) AS tokens{grouped_picks}
+                  FROM ({source}) q GROUP BY q.chunk_id) g {" ".join(joins)}
         ), f AS MATERIALIZED (SELECT m.chunk_id, m.tokens, {per_row} FROM m),
         t AS (
             SELECT sum(rows)::float8 AS n, sum(tokens)::float8 / sum(rows)::float8 AS avgdl
             FROM keyword_totals
         )
         SELECT f.chunk_id, {_f8(-1.0)} * {score} AS rank FROM f, t"""
-    return sql, [*params_pick, *match_params, *params_join]
+    return sql, [*params_pick, terms, match.phrase_ids, *params_join]
 
 
 def best_chunks(
