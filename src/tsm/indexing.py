@@ -276,23 +276,48 @@ def _index_session(
             return None
         if current and current.size > info.st_size and _grew(path, info):
             return None
-        renamed = 0
-        for twin in twins:  # moved: re-pointed, not duplicated
-            gone = not _stored_path(settings, twin.path).exists()
-            if gone and documents.lock_twin(conn, twin.path):
-                renamed += documents.delete_document(conn, twin.id)
-        chunks = store_rows(
+        return _store_over_twins(
             settings,
             conn,
-            doc,
-            rows,
-            content_hash=content_hash,
-            size=info.st_size,
-            mtime=info.st_mtime,
+            (doc, rows, content_hash),
+            twins,
+            lambda twin: not _stored_path(settings, twin).exists(),
+            info,
         )
-        return renamed, chunks
 
-    done = _locked(conn, [key], store)
+    _tally(report, _locked(conn, [key], store))
+
+
+def _store_over_twins(
+    settings: Settings,
+    conn: Connection,
+    prepared: tuple[Document, Prepared, str],
+    twins: Iterable[documents.StoredFile],
+    gone: Callable[[str], bool],
+    info: os.stat_result,
+) -> tuple[int, int]:
+    """Store a prepared document (document, its rows, its content hash), first removing its
+    twins (the same bytes under another path) whose file is `gone`: a renamed file is
+    re-pointed, not duplicated. (twins removed, chunks written); call under _locked."""
+    doc, rows, content_hash = prepared
+    renamed = 0
+    for twin in twins:
+        if gone(twin.path) and documents.lock_twin(conn, twin.path):
+            renamed += documents.delete_document(conn, twin.id)
+    chunks = store_rows(
+        settings,
+        conn,
+        doc,
+        rows,
+        content_hash=content_hash,
+        size=info.st_size,
+        mtime=info.st_mtime,
+    )
+    return renamed, chunks
+
+
+def _tally(report: IndexReport, done: tuple[int, int] | None) -> None:
+    """Count one store (_store_over_twins's result), or None: the index already held it."""
     if done is None:
         report.unchanged += 1
         return
@@ -530,30 +555,16 @@ def _index_file_once(
         if current and current.content_hash == content_hash:  # another writer stored it
             documents.touch(conn, current.id, stat.st_size, stat.st_mtime)
             return None
-        renamed = 0
-        for twin in twins:  # same bytes, file gone: renamed, re-pointed, not duplicated
-            if not (settings.index_root / twin.path).exists() and documents.lock_twin(
-                conn, twin.path
-            ):
-                renamed += documents.delete_document(conn, twin.id)
-        chunks = store_rows(
+        return _store_over_twins(
             settings,
             conn,
-            doc,
-            rows,
-            content_hash=content_hash,
-            size=stat.st_size,
-            mtime=stat.st_mtime,
+            (doc, rows, content_hash),
+            twins,
+            lambda twin: not (settings.index_root / twin).exists(),
+            stat,
         )
-        return renamed, chunks
 
-    done = _locked(conn, [rel], store)
-    if done is None:
-        report.unchanged += 1
-        return
-    report.renamed += done[0]
-    report.chunks += done[1]
-    report.indexed += 1
+    _tally(report, _locked(conn, [rel], store))
 
 
 def write(
