@@ -6,8 +6,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from tsm.embed import Embedder
 from tsm.models import Chunk, Document, Link, Section
-from tsm.store.connect import Transaction
+from tsm.store import vectors
+from tsm.store.connect import Connection, Transaction
 from tsm.store.documents import ChunkRow, write_document
 
 
@@ -49,6 +51,22 @@ def add_note(
             category="note",
             fts_tags=" ".join(tags),
         )
+
+
+def store_vectors(
+    conn: Connection, embedder: Embedder, batch: Sequence[vectors.PendingChunk]
+) -> None:
+    """Embed `batch` (vectors.pending's) and store its vectors; call inside a transaction."""
+    matrix = embedder.embed_documents([p.text for p in batch])
+    vectors.store(conn, embedder.name, zip([p.embed_hash for p in batch], matrix, strict=True))
+
+
+def embed_pending(conn: Connection, embedder: Embedder, limit: int | None = None) -> int:
+    """Embed and store up to `limit` texts that lack a vector, in one transaction; how many."""
+    batch = vectors.pending(conn, embedder.name, limit)
+    with Transaction(conn):
+        store_vectors(conn, embedder, batch)
+    return len(batch)
 
 
 def chunk_ids(conn: sqlite3.Connection, doc_id: int) -> list[int]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.store.notes import embed_pending, store_vectors
 from tsm.embed.fake import FakeEmbedder
 from tsm.models import Chunk, Document, Section
 from tsm.search import vector
@@ -65,21 +66,6 @@ def add(conn: Connection, path: str, bodies: list[str]) -> int:
         )
 
 
-def embed(conn: Connection, embedder: FakeEmbedder, limit: int | None = None) -> int:
-    batch = vectors.pending(conn, embedder.name, limit)
-    with Transaction(conn):
-        vectors.store(
-            conn,
-            embedder.name,
-            zip(
-                [p.embed_hash for p in batch],
-                embedder.embed_documents([p.text for p in batch]),
-                strict=True,
-            ),
-        )
-    return len(batch)
-
-
 def live_rows(index: VectorIndex) -> dict[int, tuple[int, bytes]]:
     dead = set() if index.dead is None else set(index.dead.tolist())
     return {
@@ -120,23 +106,12 @@ def test_patching_survives_writers_committing_out_of_order(pg_url: str) -> None:
         key = "pg-out-of-order"
         assert exact_index(reader, key, embedder.name, 16).live_rows == 0
 
-        def store(conn: Any, batch: list[vectors.PendingChunk]) -> None:
-            vectors.store(
-                conn,
-                embedder.name,
-                zip(
-                    [p.embed_hash for p in batch],
-                    embedder.embed_documents([p.text for p in batch]),
-                    strict=True,
-                ),
-            )
-
         with Transaction(a):  # the first vector of a model makes its HNSW index, which
             pg_vectors.ensure_hnsw(a, embedder.name, 16)  # holds other writers until commit
         a.execute("BEGIN")
-        store(a, first)  # A's log entries get the lower sequence numbers
+        store_vectors(a, embedder, first)  # A's log entries get the lower sequence numbers
         with Transaction(b):
-            store(b, second)
+            store_vectors(b, embedder, second)
         mid = exact_index(reader, key, embedder.name, 16)
         assert len(live_rows(mid)) == 9  # B's only: A has not committed
         a.execute("COMMIT")
@@ -164,7 +139,7 @@ def test_hnsw_path_returns_what_the_exact_path_returns(
             f"d{n}.md",
             [f"{WORDS[n % 26]} {WORDS[(n * 7) % 26]} n{n} part {i}" for i in range(3)],
         )
-    embed(pg, embedder, limit=100)  # 20 chunks stay without a vector
+    embed_pending(pg, embedder, limit=100)  # 20 chunks stay without a vector
     key = "pg-hnsw"
     exact = exact_index(pg, key, embedder.name, 32)
     assert exact.missing == 20
@@ -213,7 +188,7 @@ def test_dimension_change_under_the_same_model_name(store: Any) -> None:
     small.name = large.name = "same-name"
     for n in range(5):
         add(store, f"n{n}.md", [f"{WORDS[n]} text {i}" for i in range(2)])
-    embed(store, small)
+    embed_pending(store, small)
     key = "dim-change"
     before = exact_index(store, key, "same-name", 8)
     assert before.matrix.shape == (10, 8)

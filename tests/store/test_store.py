@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.store.notes import embed_pending
 from tsm.embed.fake import FakeEmbedder
 from tsm.errors import IndexCorrupt, UserError
 from tsm.models import Chunk, Document, Link, Section
@@ -313,14 +314,6 @@ def test_many_writes_and_deletes_stay_in_step(db: sqlite3.Connection) -> None:
 # --- vectors ---------------------------------------------------------------------------------
 
 
-def embed_pending(conn: sqlite3.Connection, embedder: FakeEmbedder) -> int:
-    todo = vectors.pending(conn, embedder.name)
-    matrix = embedder.embed_documents([p.text for p in todo])
-    with Transaction(conn):
-        vectors.store(conn, embedder.name, zip([p.embed_hash for p in todo], matrix, strict=True))
-    return len(todo)
-
-
 def test_pending_lists_distinct_texts(db: sqlite3.Connection) -> None:
     add(db, "a.md", ["deer trap", "same text"], hashes=["h-a0", "h-shared"])
     add(db, "b.md", ["same text"], hashes=["h-shared"])
@@ -468,17 +461,7 @@ def test_incremental_vector_index_matches_a_fresh_load(
             with Transaction(db):
                 delete_document(db, doc_id)
         elif action == "embed":
-            batch = vectors.pending(db, embedder.name, rng.randint(1, 5))
-            with Transaction(db):
-                vectors.store(
-                    db,
-                    embedder.name,
-                    zip(
-                        [p.embed_hash for p in batch],
-                        embedder.embed_documents([p.text for p in batch]),
-                        strict=True,
-                    ),
-                )
+            embed_pending(db, embedder, rng.randint(1, 5))
         elif action == "drop":
             with Transaction(db):
                 vectors.drop_orphans(db)
