@@ -672,6 +672,18 @@ def _with_date(doc: Document, mtime: float) -> Document:
     return replace(doc, date=stamp, date_source="mtime")
 
 
+def _make_room_for_the_model(pending: int) -> None:
+    """Before a run long enough to load the bulk engine (embed/engines.py): the keyword
+    tokenizer's dictionary (~90 MB mapped) and the heap left by parsing are handed back, so
+    the process holds the model, not both (issue 17: model process RSS <= 500 MB)."""
+    from .embed.engines import SWITCH_AFTER_DOCUMENTS, release_memory
+    from .text.tokenizer import release_tokenizer
+
+    if pending > SWITCH_AFTER_DOCUMENTS:
+        release_tokenizer()
+        release_memory()
+
+
 def embed_pending(
     conn: Connection,
     embedder: Embedder,
@@ -684,11 +696,12 @@ def embed_pending(
 
     A model failure stops embedding with a warning; FTS results stay intact.
     """
-    todo = vectors.pending(conn, embedder.name, limit)
+    todo = vectors.pending_ids(conn, embedder.name)[:limit]
     done = 0
     started = time.monotonic()
     if progress and todo:
         progress(0, len(todo), "embedding")  # the bar shows before the first batch is done
+    _make_room_for_the_model(len(todo))
 
     def set_model() -> None:
         vectors.set_meta(conn, "model_name", embedder.name)
@@ -696,7 +709,7 @@ def embed_pending(
 
     _locked(conn, None, set_model)
     for start in range(0, len(todo), batch_size):
-        batch = todo[start : start + batch_size]
+        batch = vectors.pending_texts(conn, todo[start : start + batch_size])
         try:
             matrix = embedder.embed_documents(
                 [passage_text(p.title, p.section, p.text) for p in batch]

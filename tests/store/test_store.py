@@ -326,6 +326,19 @@ def test_pending_lists_distinct_texts(db: sqlite3.Connection) -> None:
     assert [p.embed_hash for p in vectors.pending(db, "fake-64", limit=1)] == ["h-a0"]
 
 
+def test_pending_ids_read_in_batches_give_the_same_texts(db: sqlite3.Connection) -> None:
+    """A long embedding run holds only ids; a batch's texts are read when it is embedded,
+    and a chunk deleted in between is left out, not an error."""
+    add(db, "a.md", ["deer trap", "same text"], hashes=["h-a0", "h-shared"])
+    b = add(db, "b.md", ["same text", "LoRa module"], hashes=["h-shared", "h-b1"])
+    ids = vectors.pending_ids(db, "fake-64")
+    assert vectors.pending_texts(db, ids) == vectors.pending(db, "fake-64")
+    with Transaction(db):
+        delete_document(db, b)
+    assert [p.embed_hash for p in vectors.pending_texts(db, ids)] == ["h-a0", "h-shared"]
+    assert vectors.pending_texts(db, []) == []
+
+
 def test_vectors_round_trip(db: sqlite3.Connection) -> None:
     embedder = FakeEmbedder()
     a = add(db, "a.md", ["deer trap", "licence exam"])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +185,22 @@ def test_concurrent_threads_each_get_their_own_analyzer() -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def _dictionary_maps() -> int:
+    maps = Path("/proc/self/maps").read_text()
+    return sum(1 for line in maps.splitlines() if line.endswith("system.dic"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux's /proc")
+def test_release_unmaps_the_dictionary_and_the_next_call_loads_it_again() -> None:
+    """A process about to embed a vault hands the dictionary's pages back (issue 17)."""
+    gc.collect()
+    before = _dictionary_maps()
+    tok = JapaneseTokenizer()
+    assert tok.ja_terms("境界層の研究") == tok.ja_terms("境界層の研究")
+    assert _dictionary_maps() > before
+    tok.release()
+    gc.collect()
+    assert _dictionary_maps() == before
+    assert "境界" in tok.ja_terms("境界層の研究")

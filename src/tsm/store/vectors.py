@@ -41,6 +41,27 @@ def pending(conn: Connection, model: str, limit: int | None = None) -> list[Pend
     return [PendingChunk(*row) for row in conn.execute(sql, params)]
 
 
+def pending_ids(conn: Connection, model: str) -> list[int]:
+    """One chunk id per distinct text that lacks a vector for `model`, in id order: a whole
+    vault's worth is a small list, and `pending_texts` reads each batch's texts when it is
+    embedded, so a long run never holds every text at once."""
+    sql = """SELECT MIN(p.id) FROM chunks p WHERE NOT EXISTS (
+                 SELECT 1 FROM embeddings e WHERE e.model = ? AND e.embed_hash = p.embed_hash)
+             GROUP BY p.embed_hash ORDER BY 1"""
+    return [int(row[0]) for row in conn.execute(sql, (model,))]
+
+
+def pending_texts(conn: Connection, ids: Sequence[int]) -> list[PendingChunk]:
+    """The texts of chunks from `pending_ids` (those deleted since are left out)."""
+    if not ids:
+        return []
+    marks = ", ".join("?" * len(ids))
+    sql = f"""SELECT c.embed_hash, d.title, c.section, c.text FROM chunks c
+              JOIN documents d ON d.id = c.document_id
+              WHERE c.id IN ({marks}) ORDER BY c.id"""
+    return [PendingChunk(*row) for row in conn.execute(sql, tuple(ids))]
+
+
 def count_missing(conn: Connection, model: str | None) -> int:
     """Chunks (not distinct texts) that have no vector for `model`."""
     if model is None:

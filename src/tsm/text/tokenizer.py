@@ -65,6 +65,13 @@ class JapaneseTokenizer:
             with self._lock:
                 self._idle.append(analyzer)
 
+    def release(self) -> None:
+        """Drop the idle analyzers, and with them the dictionary's ~90 MB of mapped pages: a
+        process about to embed a vault needs the memory for the model more. The next call
+        loads a dictionary again (~36 ms)."""
+        with self._lock:
+            self._idle.clear()
+
     def ja_terms(self, run: str) -> list[str]:
         terms: list[str] = []
         with self._analyzer() as analyzer:
@@ -153,6 +160,13 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
 
 _default: JapaneseTokenizer | None = None
 _lock = threading.Lock()
+
+
+def release_tokenizer() -> None:
+    """Release the process-wide tokenizer's dictionary until it is next used."""
+    with _lock:
+        if _default is not None:
+            _default.release()
 
 
 def get_tokenizer(user_dict: Path | None = None) -> JapaneseTokenizer:
