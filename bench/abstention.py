@@ -19,7 +19,10 @@ Everything goes through the real programs: `tsm index` into a temp state dir, a 
 and the real hook (plugin/hooks/user_prompt_submit.py) fed the JSON Claude Code sends, its
 output parsed as Claude Code would. The hook keeps a hit when its `relevance` (cosine minus
 the prompt's best cosine with a generic request, search/relevance.py) is at least
-TSM_INJECT_MIN_RELEVANCE, or its keyword `coverage` at least TSM_INJECT_MIN_COVERAGE.
+TSM_INJECT_MIN_RELEVANCE and, unless a word of the prompt is a word of the hit's path
+(`named`), at least the vault's noise level (`noise`: the relevance only 1 % of the generic
+requests reach against this vault), or its keyword `coverage` at least
+TSM_INJECT_MIN_COVERAGE.
 
 Rates: relevant = prompts whose expected note is among the first 3 injected results;
 unrelated = prompts with no injection at all; duplicates = injections holding two results of
@@ -274,9 +277,54 @@ def joint_report(out: Path) -> None:
             for x in RELEVANCE_GRID[6:19]
         )
         lines.append(f"- {vault}/{name}: {cells}")
+    lines += ["", "## candidate rules, relevant / unrelated at the fitted floors", ""]
+    lines.append("| rule | " + " | ".join(f"{v}/{n}" for v, n, _ in saved) + " |")
+    lines.append("|---" * (len(saved) + 1) + "|")
+    for label, rule in RULES.items():
+        cells = []
+        for rows in saved.values():
+            changed = variant(rows, rule)
+            cells.append(
+                " / ".join(pct(x) for x in rates(changed, offline(changed, "hybrid", *best)))
+            )
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## leave one set out: floors fitted on the other three sets (the hook's rule)",
+        "",
+    ]
+    for (vault, name, _), rows in saved.items():
+        others = {f"{v}/{n}": r for (v, n, _), r in saved.items() if (v, n) != (vault, name)}
+        cell = joint_fit(others)
+        lines.append(
+            f"- {vault}/{name}: fitted {cell[0]}, {cell[1]}: "
+            f"{' / '.join(pct(x) for x in rates(rows, offline(rows, 'hybrid', *cell)))}"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     out.write_text(text, encoding="utf-8")
+
+
+# What the hook's decision would be with parts of its evidence left out (the offline sweep of
+# candidates): "floor" ignores the vault's noise level (the rule before it), "noise" applies
+# it to every hit, "hook" to the hits the prompt does not name by a word of their path.
+RULES = {
+    "relevance floor only (before)": "floor",
+    "noise level for every hit": "noise",
+    "noise level unless the prompt names the hit's path (the hook)": "hook",
+}
+
+
+def variant(rows: list[Row], rule: str) -> list[Row]:
+    def change(hit: Row) -> Row:
+        breakdown = dict(hit["score_breakdown"])
+        if rule == "floor":
+            breakdown["noise"] = None
+        elif rule == "noise":
+            breakdown["named"] = False
+        return {**hit, "score_breakdown": breakdown}
+
+    return [{**r, "hybrid": [change(h) for h in r["hybrid"]]} for r in rows]
 
 
 def pct(x: float) -> str:
@@ -301,6 +349,12 @@ def report(vault: Vault, lines: list[str]) -> None:
         say(
             f"search ceiling: expected note in the top {RELEVANT_RANKS} for {ceiling}/{n_rel} "
             f"({pct(ceiling / max(n_rel, 1))})"
+        )
+        noise = {h["score_breakdown"].get("noise") for r in rows for h in r["hybrid"]} - {None}
+        say(
+            f"vault noise level (relevance 1 % of the generic requests reach here; a hit the "
+            f"prompt does not name by a word of its path must reach it): "
+            f"{', '.join(map(str, sorted(noise))) or 'none'}"
         )
         say(
             f"real hook, defaults (min relevance {DEFAULT_MIN_RELEVANCE}, min coverage "

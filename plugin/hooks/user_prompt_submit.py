@@ -156,16 +156,26 @@ def is_relevant(result: Mapping[str, object], min_relevance: float, min_coverage
 
     `relevance` is the hit's cosine minus the prompt's best cosine with a generic coding
     request (tsm's search/relevance.py): at or above `min_relevance` the note is closer to
-    the prompt than "fix this test" is. A hit holding most of the prompt's distinctive words
-    (`coverage` at or above `min_coverage`) is kept too, unless the vectors put the prompt
-    well inside the generic requests (relevance below COVERAGE_MIN_RELEVANCE): keywords
-    alone can be sure, and they are all there is when vectors are unavailable.
+    the prompt than "fix this test" is. A hit the prompt does not name (`named`: no word of
+    the prompt is a word of the note's path) must also reach `noise`, the relevance only 1 %
+    of the generic requests reach against this vault: documentation of a web framework sits
+    close to everyday coding requests ("center a div with flexbox" and its README), and a
+    prompt about such a vault names what it asks about ("fastify", "pino", "tune2fs"). A
+    search without `noise` (an older tsm, no vectors) is judged on `min_relevance` alone.
+    A hit holding most of the prompt's distinctive words (`coverage` at or above
+    `min_coverage`) is kept too, unless the vectors put the prompt well inside the generic
+    requests (relevance below COVERAGE_MIN_RELEVANCE): keywords alone can be sure, and they
+    are all there is when vectors are unavailable.
     """
     breakdown = result.get("score_breakdown")
     if not isinstance(breakdown, dict):
         return False
     relevance, coverage = number(breakdown.get("relevance")), number(breakdown.get("coverage"))
-    if relevance is not None and relevance >= min_relevance:
+    noise = number(breakdown.get("noise"))
+    floor = min_relevance
+    if noise is not None and breakdown.get("named") is not True:
+        floor = max(floor, noise)
+    if relevance is not None and relevance >= floor:
         return True
     return (
         coverage is not None

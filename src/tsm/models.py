@@ -108,6 +108,12 @@ class ScoreBreakdown:
     # similarity minus the query's best cosine with a generic request (search/relevance.py):
     # above 0 the hit is closer to the query than "fix this test" is; below, probably noise.
     relevance: float | None = None
+    # The relevance only 1 % of the generic requests reach against this vault (the same for
+    # every hit of a search; relevance.noise_level), and whether a query word is a word of the
+    # hit's path (relevance.names_note): the prompt hook wants a hit the prompt does not name
+    # to be more relevant than that level.
+    noise: float | None = None
+    named: bool | None = None
 
 
 @dataclass(frozen=True)

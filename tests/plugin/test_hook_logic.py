@@ -205,6 +205,26 @@ def test_relevance_and_coverage_floors_come_from_the_environment() -> None:
     assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == ["n/1.md"]
 
 
+def test_a_hit_the_prompt_does_not_name_must_reach_the_vaults_noise_level() -> None:
+    """noise: the relevance 1 % of the generic requests reach against this vault; named: a
+    word of the prompt is a word of the hit's path. A search without them (an older tsm,
+    no vectors) is judged on the relevance floor alone."""
+    data = json.loads(tsm_json([0.03, 0.02, 0.01], relevance=[0.01, 0.01, 0.03]))
+    for result, named in zip(data["results"], [False, True, False], strict=True):
+        result["score_breakdown"] |= {"noise": 0.02, "named": named}
+    xml = additional_context(json.dumps(data), query="q", environ={})
+    assert xml is not None
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == [
+        "n/1.md",
+        "n/2.md",
+    ]
+    for result in data["results"]:
+        result["score_breakdown"]["noise"] = None
+    xml = additional_context(json.dumps(data), query="q", environ={})
+    assert xml is not None
+    assert len(ET.fromstring(xml).findall("result")) == 3
+
+
 def test_a_hit_without_a_breakdown_is_not_injected() -> None:
     data = json.loads(tsm_json([0.03]))
     del data["results"][0]["score_breakdown"]

@@ -54,3 +54,76 @@ def test_a_read_only_cache_dir_only_costs_a_re_embedding(tmp_path: Path) -> None
     relevance._matrices.pop(embedder.name, None)
     assert relevance.generic_matrix(embedder, blocked / "cache").shape == (len(GENERIC_REQUESTS), 8)
     relevance._matrices.pop(embedder.name)
+
+
+CODING_DOCS = [
+    "Write unit tests with the test client: build the app, send a request, assert the status.",
+    "Register a route with a method, a URL, a JSON schema for the body and a handler.",
+    "The logger writes JSON lines; pass your own logger instance in the constructor options.",
+    "Hooks run before the handler: check authentication there and reply 401 when it fails.",
+    "Deploy behind nginx as a reverse proxy and build a small image with a multi-stage Dockerfile.",
+    "Retry failed requests with exponential backoff and a maximum number of attempts.",
+    "Configure the linter and the formatter, and run them in the CI workflow on every push.",
+    "Connect to PostgreSQL with a connection pool and run the migrations before starting.",
+]
+DIARY = [
+    "Deer season opened on the 15th; we hunted the north ridge and saw two does at dawn.",
+    "Knee rehab week 6: squats to 90 degrees without pain, cycling 30 minutes.",
+    "Antenna SWR measured 1.3 on 40 m after trimming the dipole by 10 cm.",
+    "家計簿: 今月の食費は 4 万 2 千円、先月より少し減った。",
+    "Read the chapter on replication: leaders, followers and read-your-writes.",
+    "The tomato seedlings went into the raised bed; water every two days until June.",
+    "Renewed the hunting license; the safety course is in March at the community hall.",
+    "Sourdough: 75 % hydration, 4 hours bulk at 24 degrees, then overnight in the fridge.",
+]
+
+
+def _index(model, texts: list[str]):  # type: ignore[no-untyped-def]
+    from tsm.search.vector import VectorIndex
+
+    matrix = np.asarray(model.embed_documents(texts), dtype=np.float32)
+    ids = np.arange(len(texts), dtype=np.int64)
+    return VectorIndex(ids, ids, matrix, 0, len(texts))
+
+
+def test_documentation_near_coding_requests_has_a_higher_noise_level(model) -> None:  # type: ignore[no-untyped-def]
+    """noise_level: the relevance 1 % of the generic requests reach against a vault. How-to
+    pages are what coding requests resemble; a diary is not."""
+    relevance.generic_matrix(model, None)
+    relevance._noise.clear()
+    docs = relevance.noise_level("docs", model.name, _index(model, CODING_DOCS))
+    diary = relevance.noise_level("diary", model.name, _index(model, DIARY))
+    assert docs is not None and diary is not None
+    assert docs > diary + 0.01, (docs, diary)
+
+
+def test_the_noise_level_is_kept_until_the_vectors_change_by_a_tenth(model) -> None:  # type: ignore[no-untyped-def]
+    relevance.generic_matrix(model, None)
+    relevance._noise.clear()
+    index = _index(model, CODING_DOCS)
+    level = relevance.noise_level("k", model.name, index)
+    assert level is not None
+    relevance._noise[("k", model.name)] = (len(CODING_DOCS), 0.5)  # a marker
+    assert relevance.noise_level("k", model.name, index) == 0.5
+    grown = _index(model, CODING_DOCS + DIARY)  # twice the vectors: computed again
+    assert relevance.noise_level("k", model.name, grown) not in (0.5, None)
+    relevance._noise.clear()
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "named"),
+    [
+        ("fastify のフックで preHandler と onRequest の違い", "fastify/Reference/Hooks.md", True),
+        ("what does du --apparent-size report?", "manpages-ja/man1/du.md", True),
+        ("design a plugin system for our CLI", "fastify/Guides/Plugins-Guide.md", True),
+        ("how do I center a div with flexbox", "fastify/README.md", False),
+        ("section 9 of the guide", "debian-reference-ja/ch09/9.7-the-disk-image.md", False),
+        ("restic のリテンション設定", "tools/restic-backup.md", True),
+        ("家計簿アプリの設計", "projects/家計簿アプリ.md", True),
+    ],
+)
+def test_a_query_names_a_note_by_a_word_of_its_path(query: str, path: str, named: bool) -> None:
+    from tsm.text.tokenizer import get_tokenizer
+
+    terms = get_tokenizer().query_terms
+    assert relevance.names_note(terms(query), path, terms) is named

@@ -26,12 +26,14 @@ from .coverage import TermCoverage
 from .entities import entity_documents
 from .fts import fts_hits, match_expression
 from .query import Query
-from .relevance import generic_similarity
+from .relevance import generic_similarity, names_note, noise_level
 from .results import Candidate, build_hits, keyword_score, rank_candidates, select_fresh
 from .synonyms import expand, load_synonyms
 from .vector import load_index
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
 
@@ -67,6 +69,7 @@ class VectorSide:
     coverage: float = 1.0  # share of the chunks that have a vector
     lacking: Callable[[list[int]], set[int]] = lambda chunk_ids: set()  # those without one
     weight: float = 1.0  # the vector ranking's weight in this query's fusion
+    noise: float | None = None  # the vault's level of generic relevance (relevance.py)
 
 
 def search(ctx: SearchContext, query: Query) -> SearchResult:
@@ -317,6 +320,7 @@ def _vector_signal(
         missing,
         index.live_rows / max(index.total_chunks, 1),
         found.lacking,
+        noise=noise_level(ctx.settings.store_key, name, index),
     ), query.mode
 
 
@@ -407,8 +411,14 @@ def _finish(
         coverage=coverage,
         include_content=query.include_content,
         generic=side.generic if side else None,
+        noise=side.noise if side else None,
+        named=functools.partial(names_note, terms, path_terms=_path_terms(ctx.settings.state_dir)),
     )
     return _result(query, hits, total, mode, warnings, started)
+
+
+def _path_terms(state_dir: Path) -> Callable[[str], list[str]]:
+    return get_tokenizer(compiled_user_dict(state_dir)).query_terms
 
 
 def _result(

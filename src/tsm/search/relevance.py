@@ -10,6 +10,13 @@ as queries by the same model: `relevance = cosine(query, hit) - max cosine(query
 request)`. A prompt about the user's notes is closer to the note than to any generic
 request (relevance > 0); an ordinary coding request is closer to one of them (< 0).
 Calibrated and measured on bench/abstention/prompts.jsonl and holdout.jsonl.
+
+How close ordinary requests come to a vault depends on the vault: documentation of a web
+framework sits near "add a health check endpoint", a diary does not. `noise_level` measures
+it: each generic request's own relevance against the vault's chunks (its best cosine with a
+chunk minus its best cosine with another generic request), and the level that only 1 % of
+them reach. A hit the query does not name (`names_note`: no query word in its path) must be
+more relevant than that to be injected (the prompt hook, bench/abstention.py).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +37,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embed import Embedder
+    from .vector import AnnIndex, VectorIndex
 
 log = logging.getLogger("tsm.search")
 _DIGEST = hashlib.sha256("\n".join(GENERIC_REQUESTS).encode()).hexdigest()[:16]
@@ -71,6 +80,83 @@ def generic_matrix(embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
                 _save(path, matrix)
         _matrices[embedder.name] = matrix
         return matrix
+
+
+def cached_generic_matrix(model: str) -> np.ndarray | None:
+    """The generic requests' vectors for `model` if this process has them already (the
+    query's embedding thread loads them through generic_similarity)."""
+    with _lock:
+        return _matrices.get(model)
+
+
+NOISE_QUANTILE = 0.99  # the share of generic requests whose relevance stays below the level
+NOISE_REFRESH = 0.1  # recompute once the vectors' count has moved by this share
+_BLOCK_ROWS = 8192  # chunks per matrix product: 353 x 8192 floats, ~11 MB at a time
+_noise: dict[tuple[str, str], tuple[int, float]] = {}
+
+
+def noise_level(db_key: str, model: str, index: VectorIndex | AnnIndex) -> float | None:
+    """The relevance (as in a hit's `relevance`) that only 1 % of the generic requests reach
+    against this index's chunks: how close ordinary requests come to this vault. Each
+    request's best cosine with another request stands in for the rest of the list, as a
+    prompt's does for all of it. None without the generic vectors in memory or on the HNSW
+    path (PostgreSQL above ANN_MIN_ROWS vectors: no matrix to scan).
+
+    A product over every vector (~0.1 s per 4,000 chunks, ~1 s per 100,000 on one core),
+    kept in memory (the daemon computes it once) per index and model and recomputed once
+    the count of vectors has moved by NOISE_REFRESH. Not written to the state dir: a search
+    changes nothing there."""
+    import numpy as np
+
+    from .vector import VectorIndex
+
+    generic = cached_generic_matrix(model)
+    if generic is None or not isinstance(index, VectorIndex) or index.live_rows == 0:
+        return None
+    if index.matrix.shape[1] != generic.shape[1]:
+        return None
+    key = (db_key, model)
+    with _lock:
+        cached = _noise.get(key)
+    rows = index.live_rows
+    if cached is not None and abs(cached[0] - rows) <= NOISE_REFRESH * max(cached[0], 1):
+        return cached[1]
+    best = np.full(generic.shape[0], -np.inf, dtype=np.float32)
+    alive = np.ones(index.matrix.shape[0], dtype=bool)
+    if index.dead is not None and len(index.dead):
+        alive[index.dead] = False
+    for start in range(0, index.matrix.shape[0], _BLOCK_ROWS):
+        block = index.matrix[start : start + _BLOCK_ROWS][alive[start : start + _BLOCK_ROWS]]
+        if len(block):
+            best = np.maximum(best, (generic @ block.T).max(axis=1))
+    among = generic @ generic.T
+    np.fill_diagonal(among, -np.inf)
+    level = round(float(np.quantile(best - among.max(axis=1), NOISE_QUANTILE)), 4)
+    with _lock:
+        _noise[key] = (rows, level)
+    return level
+
+
+def names_note(terms: Sequence[str], path: str, path_terms: Callable[[str], list[str]]) -> bool:
+    """Whether a query word names the note: it is a word of the note's path, a folder or the
+    file name (`fastify/Reference/Hooks.md` for "fastify のフック", `man1/du.md` for "du
+    --apparent-size"), plural and singular alike. Numbers and single Latin letters name
+    nothing (`ch09/9.7-…`)."""
+    wanted = _folded(terms)
+    if not wanted:
+        return False
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return bool(wanted & _folded(path_terms(re.sub(r"[/\\._\-]+", " ", stem))))
+
+
+def _folded(terms: Sequence[str]) -> set[str]:
+    out: set[str] = set()
+    for term in terms:
+        term = term.lower()
+        if not any(c.isalpha() for c in term) or (len(term) == 1 and term.isascii()):
+            continue
+        out.add(term[:-1] if len(term) > 3 and term.endswith("s") and term.isascii() else term)
+    return out
 
 
 SHIPPED = Path(__file__).with_name("generic_requests.npz")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -151,10 +152,13 @@ def build_hits(
     coverage: TermCoverage | None,
     include_content: int,
     generic: float | None = None,
+    noise: float | None = None,
+    named: Callable[[str], bool] | None = None,
 ) -> tuple[Hit, ...]:
     """Hits for the chosen documents. `signals` says whether (fts, vector) ran, so a signal
     that ran but missed a document reports 0.0 and one that did not run reports None.
-    `generic` is the query's best cosine with a generic request (relevance.py)."""
+    `generic` is the query's best cosine with a generic request, `noise` the vault's level
+    of generic relevance, `named` whether the query names a path (relevance.py)."""
     if not chosen:
         return ()
     chunk_ids = [s.chunk_id for s in chosen]
@@ -184,6 +188,8 @@ def build_hits(
                 if cand.similarity is not None and generic is not None
                 else None
             ),
+            noise=noise,
+            named=named(doc.path) if named is not None else None,
         )
         source = Source(
             cand.doc_id,
