@@ -3,19 +3,21 @@
 Indexing embeds in the background, so for minutes (tens of minutes on a large vault) some
 chunks have a vector and the rest do not. This bench indexes a set through the real
 pipeline (vectors from bench/.cache/vectors.sqlite, as bench/retrieval.py), then drops a
-seeded random sample of the vectors to reach each coverage (100 %, 50 %, 10 %, 0 %; each
-sample a subset of the one before) and runs every query through the real search code:
+seeded random sample of the vectors to reach each coverage (100 %, 50 %, 10 %, 2 %, 0 %;
+each sample a subset of the one before) and runs every query through the real search code:
 fts-only, vector-only (over the chunks that have a vector) and hybrid, nDCG@10 by ranx.
 Hybrid should never fall below fts-only: a chunk without a vector competes on its keywords.
 
     python bench/coverage_ranking.py                               # every set, full corpora
     python bench/coverage_ranking.py scifact-ja jaquad-para --max-docs 500
-    python bench/coverage_ranking.py --strategies none,calibrate   # compare fusion rules
+    python bench/coverage_ranking.py --strategies calibrate,evidence   # compare fusion rules
 
 `--strategies` runs hybrid once per rule for a keyword hit whose chunk has no vector yet
-(fuse.MISSING_VECTOR): calibrate (the engine's: its hybrid score estimated from its keyword
-score, engine._estimate_missing) and none (no estimate: such a hit competes on keywords
-alone, the rule before issue 19). At 100 % coverage both give the same results.
+(fuse.MISSING_VECTOR, engine._estimate_missing): evidence (the engine's: its hybrid score
+estimated from its keyword score, and the vectors reordering the keyword ranking only as
+far as the share of the query's keyword hits that have a vector), calibrate (the estimate
+alone, the rule before) and none (no estimate: such a hit competes on keywords alone, the
+rule before issue 19). At 100 % coverage all give the same results.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from tsm.search.query import build_query  # noqa: E402
 from tsm.store import vectors  # noqa: E402
 from tsm.store.connect import Transaction  # noqa: E402
 
-COVERAGES = (100, 50, 10, 0)
+COVERAGES = (100, 50, 10, 2, 0)
 OUT = ROOT / "bench" / "results" / "coverage-ranking"
 
 
@@ -195,7 +197,7 @@ def main() -> None:
         "--strategies",
         default=fuse.MISSING_VECTOR,
         help="comma-separated rules for a keyword hit without a vector "
-        "(none, coverage, trust, agree); default: the engine's",
+        f"({', '.join(fuse.MISSING_VECTOR_RULES)}); default: the engine's",
     )
     parser.add_argument("--out", default=str(OUT), help="report path without extension")
     args = parser.parse_args()

@@ -100,3 +100,48 @@ def test_total_matches_of_a_time_only_query(indexed_read_only: Path, tsm: Any) -
     one = search(tsm, "this year", "-k", "1")
     assert len(one["results"]) == 1
     assert one["total_matches"] == every["total_matches"] == len(every["results"])
+
+
+# Two notes about renewing CI credentials in other words than the query's, embedded; three
+# notes that hold the query's words, written after (no vector yet): the first all of them,
+# the others one each.
+RELATED = {
+    "ci-credentials.md": "# Renewing CI credentials\n\nEach quarter the SSH credentials of the "
+    "continuous integration machines are renewed: create a fresh ed25519 keypair, register "
+    "it with the repository host, revoke the previous one, then restart every runner.\n",
+    "runner-secrets.md": "# Runner secrets\n\nSecrets of the CI runners are replaced when "
+    "someone leaves the team: new SSH keypair, registered with the repository host, old one "
+    "revoked.\n",
+}
+KEYWORD_NOTES = {
+    "deploy-keys.md": NEW_NOTE,
+    "server-farm.md": "# The server farm\n\nCooling of the server farm costs more each summer; "
+    "the second room gets its own air conditioning.\n",
+    "docs-build.md": "# Docs build\n\nThe documentation site build takes four minutes; most "
+    "of it is image optimisation.\n",
+}
+
+
+def test_keyword_hits_without_vectors_keep_the_keyword_order(indexed: Path, tsm: Any) -> None:
+    """None of the query's keyword hits has a vector yet, most other notes do: nothing tells
+    how the vectors would rank the keyword hits, so they keep the keyword search's order and
+    the notes only the vectors found follow them (they used to rank above the hits holding
+    one query word: a note only the vectors found counted its vector term, scaled by the
+    index's coverage, against the hit's keyword score times a guessed gain)."""
+    for name, text in RELATED.items():
+        (indexed / "notes" / name).write_text(text, encoding="utf-8")
+    assert tsm("index", "-f", "json").code == 0  # the related notes get vectors
+    for name, text in KEYWORD_NOTES.items():
+        (indexed / "notes" / name).write_text(text, encoding="utf-8")
+    assert tsm("index", "--no-embed", "-f", "json").code == 0
+    query = "rotate the deploy keys of the build farm"
+    keyword = [r["source"]["path"] for r in search(tsm, query, "--fts-only")["results"]]
+    assert keyword[0] == "notes/deploy-keys.md"
+    assert {"notes/server-farm.md", "notes/docs-build.md"} <= set(keyword)
+    hybrid = search(tsm, query)
+    assert any("have no vector yet" in w for w in hybrid["warnings"])
+    paths = [r["source"]["path"] for r in hybrid["results"]]
+    assert paths[: len(keyword)] == keyword, [
+        (r["source"]["path"], r["score_breakdown"]) for r in hybrid["results"]
+    ]
+    assert "notes/ci-credentials.md" in paths[len(keyword) :]  # found by the vectors, after

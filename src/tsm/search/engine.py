@@ -334,14 +334,27 @@ def _estimate_missing(
     note the backfill has reached above it. Over the keyword hits whose chunk has a
     vector, the hybrid score (keywords + vector) is fitted as gain × their keyword-only
     score (least squares through the origin), and a hit without a vector is given gain ×
-    its keyword-only score: among themselves such hits keep the keyword-only order, and
-    against the others they stand where the typical note of their keyword score stands.
-    With no such hit to fit, gain is 1 + the vector weight (keywords and vector agree).
-    Every vector term is first scaled by the share of chunks that have a vector: it is
-    normalised by the best cosine among the notes embedded so far, which overstates it
-    while that share is small. Measured against other rules at 10 % and 50 % coverage:
-    bench/results/coverage-ranking-variants.md; results: coverage-ranking.md."""
-    if fuse.MISSING_VECTOR == "none":
+    its keyword-only score, or its own keyword score if that is more (a vector term is never
+    negative): among themselves such hits keep the keyword-only order, and against the others
+    they stand where the typical note of their keyword score stands.
+
+    "evidence" (the engine's): what the vectors add counts in proportion to the evidence
+    behind it, the share s of the query's keyword hits whose chunk has a vector. A note
+    with one is ranked on (1 - s) × its estimate + s × its hybrid score, a note only the
+    vectors found on s × its vector term: with few keyword hits embedded the vectors can
+    reorder the keyword ranking only a little (they were measured on notes the other hits
+    cannot be compared with), and with none they cannot reorder it at all; as s nears 1 the
+    ranking nears the full fusion. The gain is fitted as if fuse.FIT_PRIOR more hits had
+    the gain that keywords and vector agreeing would give, 1 + vector weight × coverage, so
+    that a gain fitted on two or three hits cannot lift or sink every hit without a vector.
+    "calibrate" (the rule before): no blend, the gain fitted alone. In both, every vector
+    term is first scaled by the share of chunks that have a vector: it is normalised by the
+    best cosine among the notes embedded so far, which overstates it while that share is
+    small. Measured at 2, 10 and 50 % coverage against fts-only and calibrate:
+    bench/results/coverage-ranking.md and coverage-ranking-cuts.md; other rules tried:
+    coverage-ranking-variants.md."""
+    rule = fuse.MISSING_VECTOR
+    if rule == "none":
         return
     keyword_chunk = {  # the chunk the keywords (else the bridge) chose
         doc_id: hit[0]
@@ -349,6 +362,11 @@ def _estimate_missing(
         if (hit := cand.fts or cand.bridge) is not None
     }
     lacking = side.lacking(list(keyword_chunk.values()))
+    measured = sum(1 for chunk in keyword_chunk.values() if chunk not in lacking)
+    share, prior_hits = 1.0, 0  # "calibrate"
+    if rule == "evidence":
+        share = measured / len(keyword_chunk) if keyword_chunk else side.coverage
+        prior_hits = fuse.FIT_PRIOR
     for cand in candidates.values():  # the vector side has seen only part of the notes
         if cand.vector is not None:
             cand.vector = (cand.vector[0], cand.vector[1] * side.coverage)
@@ -358,18 +376,34 @@ def _estimate_missing(
             return keyword_score(cand)
         return keyword_score(replace(cand, fts=(cand.fts[0], fts_plain[cand.doc_id])))
 
+    def vector(cand: Candidate) -> float:
+        return cand.vector[1] if cand.vector is not None else 0.0
+
     pairs = [
-        (plain(cand), keyword_score(cand) + (cand.vector[1] if cand.vector else 0.0))
+        (plain(cand), keyword_score(cand) + vector(cand))
         for doc_id, chunk in keyword_chunk.items()
         if chunk not in lacking
         for cand in (candidates[doc_id],)
     ]
+    prior = 1.0 + side.weight * side.coverage
     norm = sum(x * x for x, _ in pairs)
-    gain = sum(x * y for x, y in pairs) / norm if norm > 0 else 1.0 + side.weight * side.coverage
-    for doc_id, chunk in keyword_chunk.items():
-        if chunk in lacking:
-            cand = candidates[doc_id]
-            cand.estimate = max(0.0, gain * plain(cand) - keyword_score(cand))
+    gain = sum(x * y for x, y in pairs) / norm if norm > 0 else prior
+    if prior_hits:
+        gain = (measured * gain + prior_hits * prior) / (measured + prior_hits)
+    for doc_id, cand in candidates.items():
+        chunk = keyword_chunk.get(doc_id)
+        if chunk is None:  # only the vectors (or an entity) found it
+            if cand.vector is not None:
+                cand.vector = (cand.vector[0], cand.vector[1] * share)
+            continue
+        estimate = max(0.0, gain * plain(cand) - keyword_score(cand))
+        own = vector(cand)  # in full below; the part shown is weighted by the share
+        if cand.vector is not None:
+            cand.vector = (cand.vector[0], own * share)
+        if chunk in lacking:  # another chunk's vector can lift it, not sink it
+            cand.estimate = estimate + share * max(0.0, own - estimate)
+        elif share < 1.0:
+            cand.estimate = (1.0 - share) * estimate + share * own
 
 
 def _recent(

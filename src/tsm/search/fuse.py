@@ -94,10 +94,16 @@ BRIDGE_WEIGHT = 0.8
 BRIDGE_PARITY = 0.3
 BRIDGE_COMPLEMENTS = False  # only the tuning bench turns this on
 # A keyword hit whose chunk has no vector yet: "calibrate" estimates its hybrid score from
-# its keyword score (engine._estimate_missing); "none" lets it compete on keywords alone,
-# the rule before issue 19, kept for bench/coverage_ranking.py.
-MISSING_VECTOR_RULES = ("none", "calibrate")
-MISSING_VECTOR = "calibrate"
+# its keyword score (engine._estimate_missing); "evidence" does too, and lets the vectors
+# reorder the keyword ranking only as far as the share of the query's keyword hits that
+# have a vector; "none" lets such a hit compete on keywords alone, the rule before issue
+# 19. calibrate and none are kept for bench/coverage_ranking.py.
+MISSING_VECTOR_RULES = ("none", "calibrate", "evidence")
+MISSING_VECTOR = "evidence"
+# Hits the gain of "evidence" counts as having the gain keywords and vector agreeing give
+# (1 + vector weight x coverage) besides the hits it is fitted on: half a page of results,
+# so that two or three embedded hits cannot set it alone. The one value tried.
+FIT_PRIOR = 5
 KEYWORD_WEIGHT_POWER = 2.0  # how fast trust falls below parity
 VECTOR_DROP_DEPTH = 10
 TYPICAL_VECTOR_DROP = 0.3  # the median drop ratio on all five benchmark sets (0.25-0.37)
