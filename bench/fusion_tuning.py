@@ -76,7 +76,10 @@ def collect(
     texts = [
         t.original if t.filters.date_expression or not t.text.strip() else t.text for t in built
     ]
-    vectors = retrieval.QueryVectors(embedder, texts)
+    groups_of = {t: bridge_groups(t, tokenizer, lexicon) if lexicon else [] for t in texts}
+    vectors = retrieval.QueryVectors(
+        embedder, texts + [translated_text(g) for g in groups_of.values() if g]
+    )
     rows = []
     for q, text in zip(queries, texts, strict=True):
         terms = tokenizer.query_terms(text)
@@ -84,7 +87,7 @@ def collect(
         fts = fts_hits(conn, expression, "1", [], 300)[0] if expression else []
         cover = TermCoverage(conn, terms)
         top3 = [c for c, _, _ in fts[:3]]
-        groups = bridge_groups(text, tokenizer, lexicon) if lexicon else []
+        groups = groups_of[text]
         bridge_expr = bridge_expression(groups)
         bridge = fts_hits(conn, bridge_expr, "1", [], 300)[0] if bridge_expr else []
         bridge_cover = TermCoverage(
@@ -101,7 +104,7 @@ def collect(
                 "vec_mean": float((index.matrix @ qvec).mean()),
                 "fts": [by_path[paths[d]] for _, d, _ in fts],
                 "fts_scores": [s for _, _, s in fts],
-                "vec": [by_path[paths[d]] for _, d, _ in vec],
+                "vec": [d for _, d, _ in vec],
                 "vec_scores": [s for _, _, s in vec],
                 "bridge": [by_path[paths[d]] for _, d, _ in bridge],
                 "bridge_scores": [s for _, _, s in bridge],
@@ -113,11 +116,57 @@ def collect(
                 "lang": retrieval.query_language(q["text"]),
             }
         )
+        rows[-1].update(_extra(conn, index, vectors, tokenizer, lexicon, text, qvec, groups))
+        rows[-1]["vec"] = [by_path[paths[d]] for d in rows[-1]["vec"]]
+        for key in ("vec_tr", "vec_avg", "syn"):
+            rows[-1][key] = [by_path[paths[d]] for d in rows[-1][key]]
     CACHE.mkdir(parents=True, exist_ok=True)
     suffix = (f"_c{chunk_chars}" if chunk_chars else "") + (f"_{tag}" if tag else "")
     with (CACHE / f"tune_{name}{suffix}.pkl").open("wb") as fh:
         pickle.dump({"rows": rows, "qrels": qrels}, fh)
     print(f"saved {len(rows)} queries of {name}")
+
+
+def translated_text(groups: list) -> str:
+    """The query's translation as the bridge makes it: each group's first rendering, in
+    the query's order, Japanese without the tokenizer's spaces."""
+    import re
+
+    words = [g.translations[0] for g in groups]
+    return re.sub(r"(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])", "", " ".join(words))
+
+
+def _extra(conn, index, vectors, tokenizer, lexicon, text, qvec, groups) -> Row:
+    """Candidate extra signals (issue 16 item 4): the translated query's vector ranking, the
+    ranking of the mean of both query vectors, and same-language synonyms by a round trip
+    through the lexicon (ja -> en -> ja, en -> ja -> en) as one group per source word."""
+    import numpy as np
+
+    from tsm.search.bridge import bridge_expression, synonym_groups
+    from tsm.search.coverage import TermCoverage
+    from tsm.search.fts import fts_hits
+
+    out: Row = {}
+    if groups:
+        tvec = vectors.embed_query(translated_text(groups))
+        avg = qvec + tvec
+        avg = avg / np.linalg.norm(avg)
+        for key, v in (("vec_tr", tvec), ("vec_avg", avg)):
+            ranked = index.nearest(v, 300)
+            out[key] = [d for _, d, _ in ranked]
+            out[key + "_scores"] = [s for _, _, s in ranked]
+            out[key + "_mean"] = float((index.matrix @ v).mean())
+    else:
+        for key in ("vec_tr", "vec_avg"):
+            out[key], out[key + "_scores"], out[key + "_mean"] = [], [], 0.0
+    syn = synonym_groups(groups, tokenizer, lexicon) if lexicon else []
+    expr = bridge_expression(syn)
+    ranked = fts_hits(conn, expr, "1", [], 300)[0] if expr else []
+    out["syn"] = [d for _, d, _ in ranked]
+    out["syn_scores"] = [s for _, _, s in ranked]
+    cover = TermCoverage(conn, [g.source for g in syn], {g.source: g.expression for g in syn})
+    out["syn_cov"] = cover.best([c for c, _, _ in ranked[:3]]) if ranked else 0.0
+    return out
 
 
 def fuse(
@@ -128,9 +177,11 @@ def fuse(
     vector_floor: str = "mean",
     vector_weight: float = 1.0,
     bridge_weight: float = 0.0,
+    extra: tuple[tuple[list, list[float]], ...] = (),
 ) -> dict[str, float]:
     """The engine's fusion (search/fuse.py) of one collected query, to the top 100; the
-    bridge's ranking (the query translated) joins with `bridge_weight` when above 0."""
+    bridge's ranking (the query translated) joins with `bridge_weight` when above 0, and
+    each of `extra` (documents and their terms) is added as it is."""
     from tsm.search.fuse import rrf, score_scaled_rrf
 
     if scaled:
@@ -145,6 +196,7 @@ def fuse(
         rankings.append(
             (row["bridge"], score_scaled_rrf(row["bridge_scores"], k, bridge_weight, floor=0.0))
         )
+    rankings += list(extra)
     # The datasets have no synonyms, so search/results.fused_score is this plain sum here.
     scores: dict[str, float] = {}
     for docs, terms in rankings:
@@ -174,10 +226,31 @@ def engine(
     evidence: str = "evidence",
     bridge_evidence: str = "bridge_cov",
     complement: bool | None = None,
+    synonym: float | None = None,
+    synonym_parity: float = 0.6,
+    second_vector: str | None = None,
+    second_scale: float = 0.5,
+    second_gate: bool = False,
 ) -> dict[str, float]:
     """The shipped fusion (keyword_weight, vector_weight, k = 1000, the bridge at
-    fuse.BRIDGE_WEIGHT times its own keyword weight) with one knob moved."""
+    fuse.BRIDGE_WEIGHT times its own keyword weight, the near-synonyms at
+    fuse.SYNONYM_WEIGHT times theirs) with one knob moved. `second_vector` ("vec_tr", the
+    translated query's vectors, or "vec_avg", the mean of both query vectors) adds that
+    ranking at `second_scale` times its own drop weight, times the bridge's keyword weight
+    with `second_gate`."""
     from tsm.search import fuse as f
+
+    extra = []
+    synonym = f.SYNONYM_WEIGHT if synonym is None else synonym
+    if synonym > 0 and row.get("syn"):
+        w = synonym * f.keyword_weight(row["syn_cov"], synonym_parity)
+        extra.append((row["syn"], f.score_scaled_rrf(row["syn_scores"], k, w, floor=0.0)))
+    if second_vector and row.get(second_vector):
+        scores, floor = row[second_vector + "_scores"], row[second_vector + "_mean"]
+        w = second_scale * f.vector_weight(scores, floor)
+        if second_gate:
+            w *= f.keyword_weight(row.get("bridge_cov", 0.0), f.BRIDGE_PARITY)
+        extra.append((row[second_vector], f.score_scaled_rrf(scores, k, w, floor=floor)))
 
     bridge = f.BRIDGE_WEIGHT if bridge is None else bridge
     bridge *= f.keyword_weight(
@@ -195,7 +268,7 @@ def engine(
         vector *= f.TYPICAL_VECTOR_DROP / typical_drop
     if f.BRIDGE_COMPLEMENTS if complement is None else complement:
         bridge *= 1.0 - keyword
-    return fuse(row, keyword, k=k, vector_weight=vector, bridge_weight=bridge)
+    return fuse(row, keyword, k=k, vector_weight=vector, bridge_weight=bridge, extra=tuple(extra))
 
 
 def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
@@ -242,7 +315,7 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "default, parity 0.7": lambda r: engine(r, parity=0.7),
         "default, (evidence/0.6)^3": lambda r: engine(r, power=3.0),
         "default, keyword weight up to 2": lambda r: engine(r, cap=2.0),
-        "default without the bridge": lambda r: engine(r, bridge=0.0),
+        "default without the bridge": lambda r: engine(r, bridge=0.0, synonym=0.0),
         "default, bridge weight 0.5": lambda r: engine(r, bridge=0.5),
         "default, bridge weight 2": lambda r: engine(r, bridge=2.0),
         "default, bridge weight 1": lambda r: engine(r, bridge=1.0),
@@ -262,6 +335,29 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
         "default, keyword evidence from content words only (no numbers, single letters)": lambda r: (  # noqa: E501
             engine(r, evidence="evidence_content")
         ),
+        "default without near-synonyms (before issue 16's paraphrase step)": lambda r: engine(
+            r, synonym=0.0
+        ),
+        **{
+            f"default, near-synonyms {w} at parity {p}": (
+                lambda r, w=w, p=p: engine(r, synonym=w, synonym_parity=p)
+            )
+            for w in (0.2, 0.4, 0.5, 0.7)
+            for p in (0.4, 0.6, 0.8)
+        },
+        **{
+            f"default + {name} x{scale}{' gated by the bridge' if gate else ''}": (
+                lambda r, v=v, scale=scale, gate=gate: engine(
+                    r, second_vector=v, second_scale=scale, second_gate=gate
+                )
+            )
+            for v, name in (
+                ("vec_tr", "translated query's vectors"),
+                ("vec_avg", "mean of both query vectors"),
+            )
+            for scale in (0.3, 0.5, 1.0)
+            for gate in (False, True)
+        },
     }
 
 
@@ -328,9 +424,9 @@ def evaluate(names: list[str]) -> None:
 
 
 def holdout(names: list[str]) -> None:
-    """Leave-one-dataset-out: choose among 72 fusion variants (keyword power 2 or 3, keyword
+    """Leave-one-dataset-out: choose among 144 fusion variants (keyword power 2 or 3, keyword
     cap 1, 2 or 4, k 60 or 1000, with or without the vector weight, bridge weight 0, 0.5 or
-    1) on the other sets, by
+    1, near-synonym weight 0 or 0.3) on the other sets, by
     mean nDCG@10 relative to the better single signal among those above it on all of them,
     then score the choice on the held-out set."""
     import itertools
@@ -354,8 +450,8 @@ def holdout(names: list[str]) -> None:
         n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"])) for n in names
     }
     scores = {}
-    for power, cap, k, drop_on, bridge in itertools.product(
-        (2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000), (True, False), (0.0, 0.5, 1.0)
+    for power, cap, k, drop_on, bridge, synonym in itertools.product(
+        (2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000), (True, False), (0.0, 0.5, 1.0), (0.0, 0.3)
     ):
 
         def fn(
@@ -365,17 +461,25 @@ def holdout(names: list[str]) -> None:
             k: int = k,
             drop_on: bool = drop_on,
             bridge: float = bridge,
+            synonym: float = synonym,
         ) -> dict[str, float]:
             return engine(
-                r, k=k, power=power, cap=cap, typical_drop=0.3 if drop_on else None, bridge=bridge
+                r,
+                k=k,
+                power=power,
+                cap=cap,
+                typical_drop=0.3 if drop_on else None,
+                bridge=bridge,
+                synonym=synonym,
             )
 
-        scores[(power, cap, k, drop_on, bridge)] = {n: ndcg(n, fn) for n in names}
+        scores[(power, cap, k, drop_on, bridge, synonym)] = {n: ndcg(n, fn) for n in names}
+    shipped = (2.0, 1.0, 1000, True, 1.0, 0.3)  # bridge 1.0: the grid's nearest to 0.8
     print(
-        "| held out | chosen (power, cap, k, vector weight, bridge weight) | nDCG@10 | "
-        "better single |"
+        "| held out | chosen (power, cap, k, vector weight, bridge weight, synonym weight) | "
+        "nDCG@10 | better single | the shipped rule without near-synonyms | with them |"
     )
-    print("|---|---|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|")
     for out in names:
         rest = [n for n in names if n != out]
 
@@ -387,7 +491,11 @@ def holdout(names: list[str]) -> None:
             )
 
         chosen = max(scores, key=merit)
-        print(f"| {out} | {chosen} | {scores[chosen][out]:.4f} | {best[out]:.4f} |")
+        without = scores[(*shipped[:-1], 0.0)][out]
+        print(
+            f"| {out} | {chosen} | {scores[chosen][out]:.4f} | {best[out]:.4f} | "
+            f"{without:.4f} | {scores[shipped][out]:.4f} |"
+        )
 
 
 def main() -> None:
@@ -407,7 +515,7 @@ def main() -> None:
     e.add_argument("datasets", nargs="+")
     p = sub.add_parser("predictor", help="how well the vector drop ratio predicts quality")
     p.add_argument("datasets", nargs="+")
-    h = sub.add_parser("holdout", help="leave-one-dataset-out choice among 72 variants")
+    h = sub.add_parser("holdout", help="leave-one-dataset-out choice among 144 variants")
     h.add_argument("datasets", nargs="+")
     args = parser.parse_args()
     if args.command == "collect":

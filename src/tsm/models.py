@@ -101,6 +101,10 @@ class ScoreBreakdown:
     # RRF contribution of the query's words translated into the other language (Japanese ↔
     # English, search/bridge.py): why a note in the language the query is not was found.
     bridge: float | None = None
+    # RRF contribution of near-synonyms of the query's Japanese words (ja -> en -> ja through
+    # the same lexicon, search/bridge.synonym_groups): why a note that words it differently
+    # (歌手 for the query's 歌い手) was found.
+    paraphrase: float | None = None
     # Absolute relevance cues (RRF scores only order results): cosine similarity of the chunk
     # to the query, and the IDF-weighted share of the query's words the chunk contains.
     similarity: float | None = None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tsm.search.bridge import MAX_GROUPS, bridge_expression, bridge_groups
+from tsm.search.bridge import MAX_GROUPS, bridge_expression, bridge_groups, synonym_groups
 from tsm.search.lexicon import Lexicon, build, load_lexicon, normalize_gloss
 from tsm.text.tokenizer import get_tokenizer
 
@@ -139,3 +139,53 @@ def test_odd_queries_still_answer(tsm: Any, bilingual: dict[str, str], query: st
     result = tsm("search", query, "--fts-only", "-f", "json", env=bilingual)
     assert result.code == 0, result.err
     assert "results" in result.json()
+
+
+PARAPHRASED = {
+    "notes/singer.md": "# 来日公演\n\nその歌手は去年はじめて日本の舞台に立った。\n",
+    "notes/garden.md": "# 庭の手入れ\n\n春になったら芝を刈り、花の苗を植える。\n",
+    "notes/train.md": "# 終電\n\n終電を逃したので駅前のホテルに泊まった。\n",
+}
+
+
+def test_japanese_words_bring_their_near_synonyms(lexicon: Lexicon) -> None:
+    tokenizer = get_tokenizer()
+    found = sources(
+        synonym_groups(bridge_groups("カリブ出身の歌い手", tokenizer, lexicon), tokenizer, lexicon)
+    )
+    assert "歌手" in found["歌い手"]  # 歌い手 -> singer -> 歌手
+    assert all("歌い手" not in alternatives for alternatives in found.values())
+    # English words take no round trip (their glosses would be every sense's).
+    english = bridge_groups("the singer from the caribbean", tokenizer, lexicon)
+    assert english and synonym_groups(english, tokenizer, lexicon) == []
+
+
+@pytest.fixture
+def paraphrased(tmp_path: Path, tsm: Any) -> dict[str, str]:
+    """Japanese notes indexed with the real model."""
+    root = tmp_path / "paraphrased"
+    for rel, text in PARAPHRASED.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    env = {"TSM_INDEX_ROOT": str(root)}
+    indexed = tsm("index", "-f", "json", env=env)
+    assert indexed.code == 0, indexed.err
+    return env
+
+
+@pytest.mark.parametrize("mode", ["--fts-only", "--hybrid"])
+def test_a_paraphrase_finds_the_note_through_a_near_synonym(
+    tsm: Any, paraphrased: dict[str, str], mode: str
+) -> None:
+    """歌い手 is not in any note; its near-synonym 歌手 is (score_breakdown.paraphrase)."""
+    args = ("search", "歌い手", "-f", "json") + ((mode,) if mode != "--hybrid" else ())
+    result = tsm(*args, env=paraphrased)
+    assert result.code == 0, result.err
+    hits = result.json()["results"]
+    assert hits and hits[0]["source"]["path"] == "notes/singer.md"
+    assert hits[0]["score_breakdown"]["paraphrase"] > 0
+    assert all(h["score_breakdown"]["paraphrase"] is None for h in hits[1:])
+    if mode == "--fts-only":
+        assert len(hits) == 1 and hits[0]["score_breakdown"]["fts"] == 0.0
+        off = tsm(*args, env=paraphrased | {"TSM_BRIDGE": "0"})
+        assert off.code == 0 and off.json()["results"] == []

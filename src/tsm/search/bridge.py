@@ -9,6 +9,10 @@ retrieval", SIGIR 1998): multi-word terms split into words that mean something e
 outweighing words with one. So the longest phrase the dictionary knows is translated first,
 and the translations of one source word form one group: an OR of alternatives whose
 coverage counts once (coverage.TermCoverage with group expressions).
+
+The same lexicon gives a Japanese word its near-synonyms by a round trip (synonym_groups:
+歌い手 → singer → 歌手), searched as a fourth keyword ranking for paraphrases that share no
+word with their note.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
 
 MAX_PHRASE = 4  # words (English) or morphemes (Japanese) tried as one dictionary term
 MAX_GROUPS = 24  # a 200-word prompt is translated by its first content words only
+MAX_SYNONYMS = 6  # per source word (3 renderings x up to 3 headwords each)
 _JA_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+")
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _EN_WORD = re.compile(r"[a-z]+(?:['-][a-z]+)*")
@@ -70,6 +75,32 @@ def bridge_groups(text: str, tokenizer: JapaneseTokenizer, lexicon: Lexicon) -> 
     for group in groups:
         seen.setdefault(group.source, group)
     return list(seen.values())[:MAX_GROUPS]
+
+
+def synonym_groups(
+    groups: list[BridgeGroup], tokenizer: JapaneseTokenizer, lexicon: Lexicon
+) -> list[BridgeGroup]:
+    """Near-synonyms of the query's Japanese words, by a round trip through the lexicon:
+    the Japanese headwords that JMdict glosses with the word's own English renderings
+    (歌い手 → singer → 歌手, 行楽客 → tourist → 観光客). Each source word's synonyms form
+    one group (Pirkola 1998, as the translations do), the word itself left out: the
+    keyword ranking has it already. Japanese words only: the reverse trip (an English word
+    → its Japanese renderings → their glosses) collects the glosses of every sense of each
+    rendering, and lowered SciFact (bench/results/paraphrase.md)."""
+    out: list[BridgeGroup] = []
+    for group in groups:
+        if not _JA_RUN.search(group.source):
+            continue
+        own = " ".join(tokenizer.ja_terms(group.source))
+        found: list[str] = []
+        for english in group.translations:
+            for word in lexicon.japanese(english):
+                phrase = " ".join(tokenizer.ja_terms(word))
+                if phrase and phrase != own and phrase not in found and not _has_digit(phrase):
+                    found.append(phrase)
+        if found:
+            out.append(BridgeGroup(group.source, tuple(found[:MAX_SYNONYMS])))
+    return out
 
 
 def bridge_expression(groups: list[BridgeGroup]) -> str | None:

@@ -141,8 +141,10 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         entity_ranked = entity_documents(ctx.conn, query.text, terms, where, params)
     bridge_ranked: list[tuple[int, int, float]] = []
     bridge_cover: TermCoverage | None = None
+    synonym_ranked: list[tuple[int, int, float]] = []
+    synonym_cover: TermCoverage | None = None
     if mode in ("hybrid", "fts") and settings.get("search.bridge"):
-        bridge_ranked, bridge_cover = _bridge_signal(
+        (bridge_ranked, bridge_cover), (synonym_ranked, synonym_cover) = _bridge_signal(
             ctx, query.text, tokenizer, where, params, depth
         )
 
@@ -171,6 +173,16 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     )
     for (chunk_id, doc_id, _), term in zip(bridge_ranked, bridge_terms, strict=True):
         candidates.setdefault(doc_id, Candidate(doc_id)).bridge = (chunk_id, term)
+    if synonym_ranked and synonym_cover is not None:  # near-synonyms: weighed as keywords
+        synonym_weight = fuse.SYNONYM_WEIGHT * fuse.keyword_weight(
+            synonym_cover.best([c for c, _, _ in synonym_ranked[:3]]),
+            settings.get("search.keyword_parity"),
+        )
+        synonym_terms = fuse.score_scaled_rrf(
+            [s for _, _, s in synonym_ranked], k, synonym_weight, floor=0.0
+        )
+        for (chunk_id, doc_id, _), term in zip(synonym_ranked, synonym_terms, strict=True):
+            candidates.setdefault(doc_id, Candidate(doc_id)).paraphrase = (chunk_id, term)
     fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
     for (chunk_id, doc_id, _), term in zip(fts_ranked, fts_terms, strict=True):
         cand = candidates.setdefault(doc_id, Candidate(doc_id))
@@ -213,7 +225,7 @@ def _matches(cand: Candidate, side: VectorSide | None) -> bool:
     query; those are results, not matches (issue 19 item 6)."""
     if cand.fts is not None:
         return False  # counted with the keyword matches
-    if cand.bridge is not None or cand.entity is not None:
+    if cand.bridge is not None or cand.entity is not None or cand.paraphrase is not None:
         return True
     generic = side.generic if side is not None else None
     return cand.similarity is not None and generic is not None and cand.similarity > generic
@@ -226,26 +238,34 @@ def _bridge_signal(
     where: str,
     params: list[object],
     depth: int,
-) -> tuple[list[tuple[int, int, float]], TermCoverage | None]:
+) -> tuple[Ranked, Ranked]:
     """The keyword ranking of the query's words translated into the other language
-    (bridge.py) and its coverage by translation group; empty without a lexicon."""
-    from .bridge import bridge_expression, bridge_groups
+    (bridge.py) and its coverage by translation group, then the same for the near-synonyms
+    of its Japanese words (bridge.synonym_groups); empty without a lexicon."""
+    from .bridge import BridgeGroup, bridge_expression, bridge_groups, synonym_groups
     from .lexicon import load_lexicon
 
     lexicon = load_lexicon()
-    groups = bridge_groups(text, tokenizer, lexicon) if lexicon is not None else []
-    expression = bridge_expression(groups)
-    if expression is None:
-        return [], None
+    if lexicon is None:
+        return ([], None), ([], None)
+    groups = bridge_groups(text, tokenizer, lexicon)
     db_key = ctx.settings.store_key
-    ranked, _ = fts_hits(
-        ctx.conn, expression, where, params, depth, lambda: chunk_documents(ctx.conn, db_key)
-    )
-    return ranked, TermCoverage(
-        ctx.conn, [g.source for g in groups], {g.source: g.expression for g in groups}
-    )
+
+    def ranking(groups: list[BridgeGroup]) -> Ranked:
+        expression = bridge_expression(groups)
+        if expression is None:
+            return [], None
+        ranked, _ = fts_hits(
+            ctx.conn, expression, where, params, depth, lambda: chunk_documents(ctx.conn, db_key)
+        )
+        return ranked, TermCoverage(
+            ctx.conn, [g.source for g in groups], {g.source: g.expression for g in groups}
+        )
+
+    return ranking(groups), ranking(synonym_groups(groups, tokenizer, lexicon))
 
 
+Ranked = tuple[list[tuple[int, int, float]], "TermCoverage | None"]
 Embedding = tuple[str, "np.ndarray", "float | None"]
 
 

@@ -34,6 +34,7 @@ class Candidate:
     vector: tuple[int, float] | None = None
     entity: tuple[int, float] | None = None
     bridge: tuple[int, float] | None = None  # the query translated (bridge.py)
+    paraphrase: tuple[int, float] | None = None  # near-synonyms (bridge.synonym_groups)
     synonym_only: bool = False  # the keywords matched only synonyms of the query's words
     similarity: float | None = None  # cosine of the best chunk, when vectors were used
     estimate: float | None = None  # vector term estimated for a keyword hit with no vector yet
@@ -91,7 +92,11 @@ def rank_candidates(
         if doc is None:
             continue
         recency, status, weight = multipliers(settings, now, doc)
-        signals = [s for s in (cand.fts, cand.vector, cand.entity, cand.bridge) if s is not None]
+        signals = [
+            s
+            for s in (cand.fts, cand.vector, cand.entity, cand.bridge, cand.paraphrase)
+            if s is not None
+        ]
         fused = fused_score(cand)
         chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
         scored.append(
@@ -112,7 +117,8 @@ def fused_score(cand: Candidate) -> float:
     if cand.estimate is not None:
         vector = max(vector or 0.0, cand.estimate)
     entity = cand.entity[1] if cand.entity is not None else None
-    return keyword_score(cand) + sum(t for t in (vector, entity) if t is not None)
+    paraphrase = cand.paraphrase[1] if cand.paraphrase is not None else None
+    return keyword_score(cand) + sum(t for t in (vector, entity, paraphrase) if t is not None)
 
 
 def keyword_score(cand: Candidate) -> float:
@@ -181,6 +187,7 @@ def build_hits(
             weight=item.weight,
             entity=round(cand.entity[1], 6) if cand.entity else None,
             bridge=round(cand.bridge[1], 6) if cand.bridge else None,
+            paraphrase=round(cand.paraphrase[1], 6) if cand.paraphrase else None,
             similarity=round(cand.similarity, 4) if cand.similarity is not None else None,
             coverage=round(covered[item.chunk_id], 4) if item.chunk_id in covered else None,
             relevance=(
