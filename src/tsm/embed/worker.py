@@ -69,7 +69,10 @@ def _child_main(spec: str) -> int:
             else:
                 rows = embedder.embed_documents(message["texts"])
             data = np.ascontiguousarray(rows, dtype=np.float32).tobytes()
-            _write(out, json.dumps({"ok": True, "rows": int(rows.shape[0])}).encode())
+            engine = getattr(embedder, "last_engine", None) or getattr(embedder, "engine", None)
+            _write(
+                out, json.dumps({"ok": True, "rows": int(rows.shape[0]), "engine": engine}).encode()
+            )
             _write(out, data)
         except Exception as exc:
             _write(out, json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
@@ -94,6 +97,7 @@ class WorkerEmbedder:
         self.pid: int | None = None
         self._name: str | None = None
         self._dim = 0
+        self.engine: str | None = None  # the engine that answered the last call (status)
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._proc = subprocess.Popen(
@@ -159,6 +163,7 @@ class WorkerEmbedder:
             "pid": self.pid,
             "model": self._name,
             "role": self.role,
+            "engine": self.engine,
         }
 
     def close(self) -> None:
@@ -209,6 +214,7 @@ class WorkerEmbedder:
                 if not head.get("ok"):
                     raise EmbedderUnavailable(f"the embedding model failed: {head.get('error')}")
                 data = self._read_frame(deadline)
+                self.engine = head.get("engine")
             except EmbedderUnavailable:
                 raise
             except Exception as exc:  # broken pipe, EOF, timeout: the child is gone or stuck
@@ -266,4 +272,8 @@ if __name__ == "__main__":
         from . import use_resident_engine
 
         use_resident_engine()  # the faster engine at once: this process embeds in bulk
+    elif sys.argv[2:3] == ["query"]:
+        from . import use_query_engine
+
+        use_query_engine()
     raise SystemExit(_child_main(sys.argv[1]))
