@@ -119,6 +119,8 @@ def index_paths(
         from .search.relevance import generic_matrix
 
         generic_matrix(embedder, settings.state_dir / "cache")
+        if report.embedded:
+            _store_noise_level(settings, conn, embedder)
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
 
@@ -670,6 +672,21 @@ def _with_date(doc: Document, mtime: float) -> Document:
             return replace(doc, date=date.isoformat(), date_source="filename")
     stamp = dt.datetime.fromtimestamp(mtime).date().isoformat()
     return replace(doc, date=stamp, date_source="mtime")
+
+
+def _store_noise_level(settings: Settings, conn: Connection, embedder: Embedder) -> None:
+    """The prompt hook's noise level (search/relevance.py) over the vectors just written, kept
+    in the index: a search without the daemon then reads it instead of computing it (a
+    product over every vector, ~0.35 s per 40,000 chunks)."""
+    from .search.relevance import noise_level, noise_meta_key, stored_noise
+    from .search.vector import load_index
+
+    model = embedder.name
+    index = load_index(conn, settings.store_key, model, embedder.dim)
+    level = noise_level(settings.store_key, model, index)
+    if level is not None:
+        text = stored_noise(index, level)
+        _locked(conn, None, partial(vectors.set_meta, conn, noise_meta_key(model), text))
 
 
 def _make_room_for_the_model(pending: int) -> None:

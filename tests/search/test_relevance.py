@@ -127,3 +127,26 @@ def test_a_query_names_a_note_by_a_word_of_its_path(query: str, path: str, named
 
     terms = get_tokenizer().query_terms
     assert relevance.names_note(terms(query), path, terms) is named
+
+
+@pytest.mark.sqlite_only("reads and writes the SQLite file's meta table directly")
+def test_tsm_index_stores_the_noise_level_and_a_search_without_daemon_reads_it(
+    indexed: Path,
+    tsm,  # type: ignore[no-untyped-def]
+) -> None:
+    """Computing it is a product over every vector (~0.35 s per 40,000 chunks): `tsm index`
+    stores it, so a one-off search reads it instead."""
+    import sqlite3
+
+    db = indexed / ".tsm" / "tsm.db"
+    with sqlite3.connect(db) as conn:
+        stored = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'noise_level:%'"))
+    assert len(stored) == 1, stored
+    ((key, value),) = stored.items()
+    count, level = value.split()
+    assert int(count) > 0 and -1 < float(level) < 1
+    with sqlite3.connect(db) as conn:  # a marker in its place: the search must report it
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{count} 0.4321", key))
+    result = tsm("search", "install git", "-f", "json", env={"TSM_AUTOSTART": "0"})
+    assert result.code == 0, result.err
+    assert {h["score_breakdown"]["noise"] for h in result.json()["results"]} == {0.4321}

@@ -15,7 +15,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
-from ..store import chunks, filters
+from ..store import chunks, filters, vectors
 from ..store.connect import Connection
 from ..store.filters import count_documents, filter_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
@@ -26,7 +26,7 @@ from .coverage import TermCoverage
 from .entities import entity_documents
 from .fts import fts_hits, match_expression
 from .query import Query
-from .relevance import generic_similarity, names_note, noise_level
+from .relevance import generic_similarity, names_note, noise_level, noise_meta_key
 from .results import Candidate, build_hits, keyword_score, rank_candidates, select_fresh
 from .synonyms import expand, load_synonyms
 from .vector import load_index
@@ -340,7 +340,9 @@ def _vector_signal(
         missing,
         index.live_rows / max(index.total_chunks, 1),
         found.lacking,
-        noise=noise_level(ctx.settings.store_key, name, index),
+        noise=noise_level(
+            ctx.settings.store_key, name, index, vectors.get_meta(ctx.conn, noise_meta_key(name))
+        ),
     ), query.mode
 
 

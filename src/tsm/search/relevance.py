@@ -95,7 +95,9 @@ _BLOCK_ROWS = 8192  # chunks per matrix product: 353 x 8192 floats, ~11 MB at a 
 _noise: dict[tuple[str, str], tuple[int, float]] = {}
 
 
-def noise_level(db_key: str, model: str, index: VectorIndex | AnnIndex) -> float | None:
+def noise_level(
+    db_key: str, model: str, index: VectorIndex | AnnIndex, stored: str | None = None
+) -> float | None:
     """The relevance (as in a hit's `relevance`) that only 1 % of the generic requests reach
     against this index's chunks: how close ordinary requests come to this vault. Each
     request's best cosine with another request stands in for the rest of the list, as a
@@ -104,8 +106,9 @@ def noise_level(db_key: str, model: str, index: VectorIndex | AnnIndex) -> float
 
     A product over every vector (~0.1 s per 4,000 chunks, ~1 s per 100,000 on one core),
     kept in memory (the daemon computes it once) per index and model and recomputed once
-    the count of vectors has moved by NOISE_REFRESH. Not written to the state dir: a search
-    changes nothing there."""
+    the count of vectors has moved by NOISE_REFRESH. A search changes nothing on disk, but
+    `tsm index` stores the level it computed (`stored`, "<vectors> <level>", see
+    `stored_noise`), so a search without the daemon reads it instead of paying the product."""
     import numpy as np
 
     from .vector import VectorIndex
@@ -118,8 +121,13 @@ def noise_level(db_key: str, model: str, index: VectorIndex | AnnIndex) -> float
     key = (db_key, model)
     with _lock:
         cached = _noise.get(key)
+    if cached is None and stored:
+        count, _, level_text = stored.partition(" ")
+        cached = (int(count), float(level_text))
     rows = index.live_rows
     if cached is not None and abs(cached[0] - rows) <= NOISE_REFRESH * max(cached[0], 1):
+        with _lock:
+            _noise[key] = cached
         return cached[1]
     best = np.full(generic.shape[0], -np.inf, dtype=np.float32)
     alive = np.ones(index.matrix.shape[0], dtype=bool)
@@ -135,6 +143,16 @@ def noise_level(db_key: str, model: str, index: VectorIndex | AnnIndex) -> float
     with _lock:
         _noise[key] = (rows, level)
     return level
+
+
+def noise_meta_key(model: str) -> str:
+    """The meta key under which `tsm index` stores `noise_level`'s result for `model`."""
+    return f"noise_level:{model}"
+
+
+def stored_noise(index: VectorIndex | AnnIndex, level: float) -> str:
+    """The stored form of a level computed over `index`: "<vectors> <level>"."""
+    return f"{index.live_rows} {level}"
 
 
 def names_note(terms: Sequence[str], path: str, path_terms: Callable[[str], list[str]]) -> bool:
