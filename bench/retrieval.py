@@ -263,6 +263,8 @@ def _run_dataset(
         }
         if args.no_bridge:
             env["TSM_BRIDGE"] = "0"
+        if args.paraphrase:
+            env["TSM_PARAPHRASE"] = "1"
         if args.rrf_k is not None:
             env["TSM_RRF_K"] = str(args.rrf_k)
         settings = load(root, env)
@@ -336,6 +338,7 @@ def _run_dataset(
             "embedder": args.embedder,
             "rrf_k": settings.get("search.rrf_k"),
             "bridge": settings.get("search.bridge"),
+            "paraphrase": settings.get("search.paraphrase"),
             "chunk_chars": args.chunk_chars,
         },
         "results": results,
@@ -409,6 +412,11 @@ def main() -> None:
         "--no-bridge",
         action="store_true",
         help="turn the bilingual keyword bridge off (search.bridge = false)",
+    )
+    parser.add_argument(
+        "--paraphrase",
+        action="store_true",
+        help="search the near-synonyms of Japanese query words too (search.paraphrase = true)",
     )
     parser.add_argument(
         "--store",

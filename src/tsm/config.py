@@ -73,6 +73,15 @@ SETTINGS: tuple[Setting, ...] = (
         "Translate the query's words between Japanese and English (JMdict) and search them "
         "as a third keyword ranking, so a note in the other language is found by keywords.",
     ),
+    Setting(
+        "search.paraphrase",
+        "TSM_PARAPHRASE",
+        bool,
+        False,
+        "Also search the near-synonyms of the query's Japanese words (JMdict, ja -> en -> ja) "
+        "as a fourth keyword ranking; off until a full JaQuAD run shows it costs nothing "
+        "(bench/results/paraphrase.md).",
+    ),
     Setting("embedding.batch_size", "TSM_EMBED_BATCH", int, 32, "Chunks embedded per batch."),
     Setting(
         "chunking.max_chars",
@@ -138,6 +147,7 @@ NEEDS_TRUST: dict[str, str | None] = {
     "search.candidates": None,
     "search.keyword_parity": None,
     "search.bridge": None,
+    "search.paraphrase": None,
     "embedding.model": "sends your text to a server (openai:) or loads a model that can run "
     "code (st:)",
     "embedding.batch_size": None,

@@ -167,7 +167,7 @@ def paraphrased(tmp_path: Path, tsm: Any) -> dict[str, str]:
     for rel, text in PARAPHRASED.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    env = {"TSM_INDEX_ROOT": str(root)}
+    env = {"TSM_INDEX_ROOT": str(root), "TSM_PARAPHRASE": "1"}
     indexed = tsm("index", "-f", "json", env=env)
     assert indexed.code == 0, indexed.err
     return env
@@ -187,5 +187,6 @@ def test_a_paraphrase_finds_the_note_through_a_near_synonym(
     assert all(h["score_breakdown"]["paraphrase"] is None for h in hits[1:])
     if mode == "--fts-only":
         assert len(hits) == 1 and hits[0]["score_breakdown"]["fts"] == 0.0
-        off = tsm(*args, env=paraphrased | {"TSM_BRIDGE": "0"})
-        assert off.code == 0 and off.json()["results"] == []
+        for off in ({"TSM_BRIDGE": "0"}, {"TSM_PARAPHRASE": "0"}):  # the default is off
+            found = tsm(*args, env=paraphrased | off)
+            assert found.code == 0 and found.json()["results"] == []

@@ -145,7 +145,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     synonym_cover: TermCoverage | None = None
     if mode in ("hybrid", "fts") and settings.get("search.bridge"):
         (bridge_ranked, bridge_cover), (synonym_ranked, synonym_cover) = _bridge_signal(
-            ctx, query.text, tokenizer, where, params, depth
+            ctx, query.text, tokenizer, where, params, depth, settings.get("search.paraphrase")
         )
 
     side = None
@@ -238,10 +238,12 @@ def _bridge_signal(
     where: str,
     params: list[object],
     depth: int,
+    paraphrase: bool,
 ) -> tuple[Ranked, Ranked]:
     """The keyword ranking of the query's words translated into the other language
     (bridge.py) and its coverage by translation group, then the same for the near-synonyms
-    of its Japanese words (bridge.synonym_groups); empty without a lexicon."""
+    of its Japanese words (bridge.synonym_groups) when `paraphrase` is on; empty without a
+    lexicon."""
     from .bridge import BridgeGroup, bridge_expression, bridge_groups, synonym_groups
     from .lexicon import load_lexicon
 
@@ -262,7 +264,8 @@ def _bridge_signal(
             ctx.conn, [g.source for g in groups], {g.source: g.expression for g in groups}
         )
 
-    return ranking(groups), ranking(synonym_groups(groups, tokenizer, lexicon))
+    synonyms = synonym_groups(groups, tokenizer, lexicon) if paraphrase else []
+    return ranking(groups), ranking(synonyms)
 
 
 Ranked = tuple[list[tuple[int, int, float]], "TermCoverage | None"]
