@@ -18,12 +18,12 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path, PurePosixPath
 from stat import S_ISLNK
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .config import Settings
 from .embed import Embedder, passage_text
@@ -32,10 +32,14 @@ from .models import Document
 from .sources import Reader, SkipFile, discover, load_bytes, reader_for
 from .sources.files import Reach, display, storable
 from .store import documents, failures, vectors
+from .store.chunks import chunk_document_pairs
 from .store.connect import Connection, Transaction
 from .text.chunk import chunk_sections
 from .text.tokenizer import compiled_user_dict, get_tokenizer
 from .workspace import IgnoreRules
+
+if TYPE_CHECKING:
+    import numpy as np
 
 T = TypeVar("T")
 
@@ -677,16 +681,31 @@ def _with_date(doc: Document, mtime: float) -> Document:
 def _store_noise_level(settings: Settings, conn: Connection, embedder: Embedder) -> None:
     """The prompt hook's noise level (search/relevance.py) over the vectors just written, kept
     in the index: a search without the daemon then reads it instead of computing it (a
-    product over every vector, ~0.35 s per 40,000 chunks)."""
-    from .search.relevance import noise_level, noise_meta_key, stored_noise
-    from .search.vector import load_index
+    product over every vector, ~0.35 s per 40,000 chunks). Read a block of chunks at a time,
+    so the process never holds the whole matrix beside the model."""
+    from .search.relevance import cached_generic_matrix, noise_meta_key, noise_over, stored_noise
 
-    model = embedder.name
-    index = load_index(conn, settings.store_key, model, embedder.dim)
-    level = noise_level(settings.store_key, model, index)
-    if level is not None:
-        text = stored_noise(index, level)
-        _locked(conn, None, partial(vectors.set_meta, conn, noise_meta_key(model), text))
+    generic = cached_generic_matrix(embedder.name)
+    if generic is None or generic.shape[1] != embedder.dim:
+        return
+    ids = [chunk for chunk, _ in chunk_document_pairs(conn)]
+    counted = 0
+
+    def blocks() -> Iterator[np.ndarray]:
+        nonlocal counted
+        for start in range(0, len(ids), NOISE_BLOCK):
+            part = ids[start : start + NOISE_BLOCK]
+            matrix = vectors.load_matrix(conn, embedder.name, part, embedder.dim)[2]
+            counted += len(matrix)
+            yield matrix
+
+    level = noise_over(generic, blocks())
+    if counted:
+        text = stored_noise(counted, level)
+        _locked(conn, None, partial(vectors.set_meta, conn, noise_meta_key(embedder.name), text))
+
+
+NOISE_BLOCK = 4096  # chunks read at a time for the noise level
 
 
 def _make_room_for_the_model(pending: int) -> None:

@@ -27,7 +27,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,20 +129,31 @@ def noise_level(
         with _lock:
             _noise[key] = cached
         return cached[1]
-    best = np.full(generic.shape[0], -np.inf, dtype=np.float32)
     alive = np.ones(index.matrix.shape[0], dtype=bool)
     if index.dead is not None and len(index.dead):
         alive[index.dead] = False
-    for start in range(0, index.matrix.shape[0], _BLOCK_ROWS):
-        block = index.matrix[start : start + _BLOCK_ROWS][alive[start : start + _BLOCK_ROWS]]
+    blocks = (
+        index.matrix[start : start + _BLOCK_ROWS][alive[start : start + _BLOCK_ROWS]]
+        for start in range(0, index.matrix.shape[0], _BLOCK_ROWS)
+    )
+    level = noise_over(generic, blocks)
+    with _lock:
+        _noise[key] = (rows, level)
+    return level
+
+
+def noise_over(generic: np.ndarray, blocks: Iterable[np.ndarray]) -> float:
+    """`noise_level`'s figure over the vectors in `blocks` (row blocks of one matrix, so
+    `tsm index` can read them from the store a block at a time instead of holding them)."""
+    import numpy as np
+
+    best = np.full(generic.shape[0], -np.inf, dtype=np.float32)
+    for block in blocks:
         if len(block):
             best = np.maximum(best, (generic @ block.T).max(axis=1))
     among = generic @ generic.T
     np.fill_diagonal(among, -np.inf)
-    level = round(float(np.quantile(best - among.max(axis=1), NOISE_QUANTILE)), 4)
-    with _lock:
-        _noise[key] = (rows, level)
-    return level
+    return round(float(np.quantile(best - among.max(axis=1), NOISE_QUANTILE)), 4)
 
 
 def noise_meta_key(model: str) -> str:
@@ -150,9 +161,9 @@ def noise_meta_key(model: str) -> str:
     return f"noise_level:{model}"
 
 
-def stored_noise(index: VectorIndex | AnnIndex, level: float) -> str:
-    """The stored form of a level computed over `index`: "<vectors> <level>"."""
-    return f"{index.live_rows} {level}"
+def stored_noise(vectors: int, level: float) -> str:
+    """The stored form of a level computed over that many vectors: "<vectors> <level>"."""
+    return f"{vectors} {level}"
 
 
 def names_note(terms: Sequence[str], path: str, path_terms: Callable[[str], list[str]]) -> bool:
