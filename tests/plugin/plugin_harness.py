@@ -111,3 +111,32 @@ def log_lines(state_dir: Path) -> list[str]:
     """The lines of the hook log under `state_dir`, or none when it was never written."""
     path = state_dir / "logs" / "hooks.log"
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def tsm_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The installed `tsm` (as the hooks find it) run in `cwd` with the hooks' environment."""
+    assert TSM is not None
+    return subprocess.run(
+        [TSM, *args], cwd=cwd, env=base_env(), capture_output=True, text=True, timeout=600
+    )
+
+
+def index_vault(root: Path, notes: Mapping[str, str]) -> Path:
+    """Write `notes` (relative path → text) under `root` and index them with the real CLI."""
+    for name, text in notes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    done = tsm_cli("index", "-f", "json", str(root), cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["indexed"] == len(notes)
+    return root
+
+
+def ask_hook(vault: Path, prompt: str) -> HookRun:
+    """The prompt hook run on `prompt` as Claude Code sends it, with the installed tsm."""
+    assert TSM is not None
+    payload = claude_input("UserPromptSubmit", vault, prompt=prompt)
+    env = base_env(TSM_BIN=TSM, TSM_HOOK_TIMEOUT="120")
+    run = run_hook("user_prompt_submit", payload, env=env, cwd=vault, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return run

@@ -7,13 +7,11 @@ coding requests, and one page stored twice under two names (README.md and index.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from plugin_harness import TSM, HookRun, base_env, claude_input, needs_tsm, run_hook, trust
+from plugin_harness import HookRun, ask_hook, index_vault, needs_tsm, trust
 
 pytestmark = needs_tsm
 
@@ -58,36 +56,12 @@ iteration. Both take a count: `continue 2` continues the enclosing loop.
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("docs-vault")
-    for name, text in NOTES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    assert TSM is not None
-    done = _tsm("index", "-f", "json", str(root), cwd=root)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["indexed"] == len(NOTES)
-    return root
+    return index_vault(tmp_path_factory.mktemp("docs-vault"), NOTES)
 
 
 @pytest.fixture(autouse=True)
 def trusted(vault: Path) -> None:
     trust(vault)
-
-
-def _tsm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert TSM is not None
-    return subprocess.run(
-        [TSM, *args], cwd=cwd, env=base_env(), capture_output=True, text=True, timeout=600
-    )
-
-
-def ask(vault: Path, prompt: str) -> HookRun:
-    assert TSM is not None
-    payload = claude_input("UserPromptSubmit", vault, prompt=prompt)
-    env = base_env(TSM_BIN=TSM, TSM_HOOK_TIMEOUT="120")
-    run = run_hook("user_prompt_submit", payload, env=env, cwd=vault, timeout=300)
-    assert run.returncode == 0, run.stderr
-    return run
 
 
 def injected(run: HookRun) -> list[ET.Element]:
@@ -103,7 +77,8 @@ def paths(run: HookRun) -> list[str]:
 
 
 def test_the_same_text_under_two_paths_is_injected_once(vault: Path) -> None:
-    results = injected(ask(vault, "how do I mask the password field in pino logs with redact?"))
+    prompt = "how do I mask the password field in pino logs with redact?"
+    results = injected(ask_hook(vault, prompt))
     shown = [r.findtext("source") for r in results]
     copies = {"docs/README.md", "docs/index.md"}
     assert len(copies & set(shown)) == 1, shown
@@ -124,9 +99,9 @@ def test_the_same_text_under_two_paths_is_injected_once(vault: Path) -> None:
 def test_an_everyday_request_that_shares_words_with_a_note_injects_nothing(
     vault: Path, prompt: str
 ) -> None:
-    assert paths(ask(vault, prompt)) == []
+    assert paths(ask_hook(vault, prompt)) == []
 
 
 def test_a_question_about_a_note_still_gets_it(vault: Path) -> None:
-    shown = paths(ask(vault, "what does `continue 2` do in a shell loop?"))
+    shown = paths(ask_hook(vault, "what does `continue 2` do in a shell loop?"))
     assert shown[:1] == ["reference/shell-loops.md"], shown

@@ -11,12 +11,11 @@ hit by a word of its path; the hook wants a hit the prompt does not name to reac
 from __future__ import annotations
 
 import json
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from plugin_harness import TSM, HookRun, base_env, claude_input, needs_tsm, run_hook, trust
+from plugin_harness import HookRun, ask_hook, index_vault, needs_tsm, trust, tsm_cli
 from user_prompt_submit import DEFAULT_MIN_COVERAGE, DEFAULT_MIN_RELEVANCE
 
 pytestmark = needs_tsm
@@ -253,35 +252,12 @@ listed with their maintenance status.
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("webfw-docs")
-    for name, text in NOTES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    done = _tsm("index", "-f", "json", str(root), cwd=root)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["indexed"] == len(NOTES)
-    return root
+    return index_vault(tmp_path_factory.mktemp("webfw-docs"), NOTES)
 
 
 @pytest.fixture(autouse=True)
 def trusted(vault: Path) -> None:
     trust(vault)
-
-
-def _tsm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert TSM is not None
-    return subprocess.run(
-        [TSM, *args], cwd=cwd, env=base_env(), capture_output=True, text=True, timeout=600
-    )
-
-
-def ask(vault: Path, prompt: str) -> HookRun:
-    assert TSM is not None
-    payload = claude_input("UserPromptSubmit", vault, prompt=prompt)
-    env = base_env(TSM_BIN=TSM, TSM_HOOK_TIMEOUT="120")
-    run = run_hook("user_prompt_submit", payload, env=env, cwd=vault, timeout=300)
-    assert run.returncode == 0, run.stderr
-    return run
 
 
 def paths(run: HookRun) -> list[str]:
@@ -293,7 +269,7 @@ def paths(run: HookRun) -> list[str]:
 
 
 def search(vault: Path, query: str) -> list[dict[str, object]]:
-    done = _tsm("search", "-f", "json", "-k", "3", "-q", query, cwd=vault)
+    done = tsm_cli("search", "-f", "json", "-k", "3", "-q", query, cwd=vault)
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)["results"]
     assert isinstance(results, list)
@@ -309,7 +285,7 @@ EVERYDAY = [
 
 @pytest.mark.parametrize("prompt", EVERYDAY)
 def test_an_everyday_request_near_the_docs_injects_nothing(vault: Path, prompt: str) -> None:
-    assert paths(ask(vault, prompt)) == []
+    assert paths(ask_hook(vault, prompt)) == []
 
 
 @pytest.mark.parametrize("prompt", EVERYDAY)
@@ -331,7 +307,7 @@ def test_a_question_that_names_the_docs_gets_its_page_below_the_noise_level(
     vault: Path,
 ) -> None:
     prompt, page = NAMED
-    assert page in paths(ask(vault, prompt))[:3]
+    assert page in paths(ask_hook(vault, prompt))[:3]
 
 
 def test_that_page_is_named_and_below_the_noise_level(vault: Path) -> None:
