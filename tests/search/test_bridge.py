@@ -100,12 +100,16 @@ def test_build_writes_a_complete_file_or_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "cache2" / "lexicon.sqlite").exists()
 
 
-@pytest.fixture
-def bilingual(tmp_path: Path, tsm: Any) -> dict[str, str]:
-    root = tmp_path / "bilingual"
-    for rel, text in NOTES.items():
+def write_notes(root: Path, notes: dict[str, str]) -> Path:
+    for rel, text in notes.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def bilingual(tmp_path: Path, tsm: Any) -> dict[str, str]:
+    root = write_notes(tmp_path / "bilingual", NOTES)
     env = {"TSM_INDEX_ROOT": str(root), "TSM_EMBEDDER": "none"}
     assert tsm("index", "-f", "json", env=env).code == 0
     return env
@@ -163,10 +167,7 @@ def test_japanese_words_bring_their_near_synonyms(lexicon: Lexicon) -> None:
 @pytest.fixture
 def paraphrased(tmp_path: Path, tsm: Any) -> dict[str, str]:
     """Japanese notes indexed with the real model."""
-    root = tmp_path / "paraphrased"
-    for rel, text in PARAPHRASED.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root = write_notes(tmp_path / "paraphrased", PARAPHRASED)
     env = {"TSM_INDEX_ROOT": str(root), "TSM_PARAPHRASE": "1"}
     indexed = tsm("index", "-f", "json", env=env)
     assert indexed.code == 0, indexed.err
