@@ -33,7 +33,7 @@ from .sources import Reader, SkipFile, discover, load_bytes, reader_for
 from .sources.files import Reach, display, storable
 from .store import documents, failures, vectors
 from .store.chunks import chunk_document_pairs
-from .store.connect import Connection, Transaction
+from .store.connect import Connection, Transaction, is_postgres
 from .text.chunk import chunk_sections
 from .text.tokenizer import compiled_user_dict, get_tokenizer
 from .workspace import IgnoreRules
@@ -684,11 +684,14 @@ def _store_noise_level(settings: Settings, conn: Connection, embedder: Embedder)
     product over every vector, ~0.35 s per 40,000 chunks). Read a block of chunks at a time,
     so the process never holds the whole matrix beside the model."""
     from .search.relevance import cached_generic_matrix, noise_meta_key, noise_over, stored_noise
+    from .search.vector import ANN_MIN_ROWS
 
     generic = cached_generic_matrix(embedder.name)
     if generic is None or generic.shape[1] != embedder.dim:
         return
     ids = [chunk for chunk, _ in chunk_document_pairs(conn)]
+    if is_postgres(conn) and len(ids) >= ANN_MIN_ROWS:
+        return  # searches there take the HNSW path, which has no noise level
     counted = 0
 
     def blocks() -> Iterator[np.ndarray]:
