@@ -150,3 +150,27 @@ def test_tsm_index_stores_the_noise_level_and_a_search_without_daemon_reads_it(
     result = tsm("search", "install git", "-f", "json", env={"TSM_AUTOSTART": "0"})
     assert result.code == 0, result.err
     assert {h["score_breakdown"]["noise"] for h in result.json()["results"]} == {0.4321}
+
+
+@pytest.mark.sqlite_only("writes the SQLite file's meta table directly")
+@pytest.mark.parametrize("planted", ["garbage", "12 nan", "7 inf", "-3 0.1", "", "1e9"])
+def test_a_malformed_stored_noise_level_is_computed_instead(
+    indexed: Path,
+    tsm,  # type: ignore[no-untyped-def]
+    planted: str,
+) -> None:
+    """An index from elsewhere (a clone's `.tsm`) may hold any text there: the search still
+    answers, with the level computed from the vectors."""
+    import sqlite3
+
+    db = indexed / ".tsm" / "tsm.db"
+    with sqlite3.connect(db) as conn:
+        (key, value) = conn.execute(
+            "SELECT key, value FROM meta WHERE key LIKE 'noise_level:%'"
+        ).fetchone()
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (planted, key))
+    result = tsm("search", "install git", "-f", "json", env={"TSM_AUTOSTART": "0"})
+    assert result.code == 0, result.err
+    assert {h["score_breakdown"]["noise"] for h in result.json()["results"]} == {
+        float(value.split()[1])
+    }

@@ -344,7 +344,10 @@ def _vector_signal(
         index.live_rows / max(index.total_chunks, 1),
         found.lacking,
         noise=noise_level(
-            ctx.settings.store_key, name, index, vectors.get_meta(ctx.conn, noise_meta_key(name))
+            ctx.settings.store_key,
+            name,
+            index,
+            lambda: vectors.get_meta(ctx.conn, noise_meta_key(name)),
         ),
     ), query.mode
 

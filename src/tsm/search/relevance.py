@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import re
 import tempfile
@@ -96,7 +97,10 @@ _noise: dict[tuple[str, str], tuple[int, float]] = {}
 
 
 def noise_level(
-    db_key: str, model: str, index: VectorIndex | AnnIndex, stored: str | None = None
+    db_key: str,
+    model: str,
+    index: VectorIndex | AnnIndex,
+    stored: Callable[[], str | None] | None = None,
 ) -> float | None:
     """The relevance (as in a hit's `relevance`) that only 1 % of the generic requests reach
     against this index's chunks: how close ordinary requests come to this vault. Each
@@ -107,8 +111,9 @@ def noise_level(
     A product over every vector (~0.1 s per 4,000 chunks, ~1 s per 100,000 on one core),
     kept in memory (the daemon computes it once) per index and model and recomputed once
     the count of vectors has moved by NOISE_REFRESH. A search changes nothing on disk, but
-    `tsm index` stores the level it computed (`stored`, "<vectors> <level>", see
-    `stored_noise`), so a search without the daemon reads it instead of paying the product."""
+    `tsm index` stores the level it computed (`stored` reads it, "<vectors> <level>", see
+    `stored_noise`; only when memory has none), so a search without the daemon reads it
+    instead of paying the product."""
     import numpy as np
 
     from .vector import VectorIndex
@@ -121,9 +126,8 @@ def noise_level(
     key = (db_key, model)
     with _lock:
         cached = _noise.get(key)
-    if cached is None and stored:
-        count, _, level_text = stored.partition(" ")
-        cached = (int(count), float(level_text))
+    if cached is None and stored is not None:
+        cached = _parse_stored(stored())
     rows = index.live_rows
     if cached is not None and abs(cached[0] - rows) <= NOISE_REFRESH * max(cached[0], 1):
         with _lock:
@@ -164,6 +168,17 @@ def noise_meta_key(model: str) -> str:
 def stored_noise(vectors: int, level: float) -> str:
     """The stored form of a level computed over that many vectors: "<vectors> <level>"."""
     return f"{vectors} {level}"
+
+
+def _parse_stored(text: str | None) -> tuple[int, float] | None:
+    """`stored_noise`'s form read back; anything else (an index from elsewhere may hold any
+    text) counts as nothing stored: the level is then computed."""
+    count, _, level_text = (text or "").partition(" ")
+    try:
+        vectors, level = int(count), float(level_text)
+    except ValueError:
+        return None
+    return (vectors, level) if vectors > 0 and math.isfinite(level) else None
 
 
 def names_note(terms: Sequence[str], path: str, path_terms: Callable[[str], list[str]]) -> bool:
