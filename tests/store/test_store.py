@@ -339,6 +339,17 @@ def test_pending_ids_read_in_batches_give_the_same_texts(db: sqlite3.Connection)
     assert vectors.pending_texts(db, []) == []
 
 
+def test_pending_texts_of_more_ids_than_one_in_list(db: sqlite3.Connection) -> None:
+    """`embedding.batch_size` can be any number, a statement's parameters cannot (here a
+    limit as low as PostgreSQL's is for its 65,535): the ids are read a list at a time."""
+    db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, vectors.IN_LIST_IDS + 10)
+    count = 2 * vectors.IN_LIST_IDS + 1
+    add(db, "many.md", [f"text {i}" for i in range(count)], hashes=[f"h{i}" for i in range(count)])
+    ids = vectors.pending_ids(db, "fake-64")
+    assert len(ids) == count
+    assert vectors.pending_texts(db, list(reversed(ids))) == vectors.pending(db, "fake-64")
+
+
 def test_vectors_round_trip(db: sqlite3.Connection) -> None:
     embedder = FakeEmbedder()
     a = add(db, "a.md", ["deer trap", "licence exam"])

@@ -52,14 +52,21 @@ def pending_ids(conn: Connection, model: str) -> list[int]:
 
 
 def pending_texts(conn: Connection, ids: Sequence[int]) -> list[PendingChunk]:
-    """The texts of chunks from `pending_ids` (those deleted since are left out)."""
-    if not ids:
-        return []
-    marks = ", ".join("?" * len(ids))
-    sql = f"""SELECT c.embed_hash, d.title, c.section, c.text FROM chunks c
-              JOIN documents d ON d.id = c.document_id
-              WHERE c.id IN ({marks}) ORDER BY c.id"""
-    return [PendingChunk(*row) for row in conn.execute(sql, tuple(ids))]
+    """The texts of chunks from `pending_ids` (those deleted since are left out), in id
+    order, read IN_LIST_IDS at a time: `embedding.batch_size` can be any number, a
+    statement's parameters cannot (PostgreSQL: 65,535)."""
+    out: list[PendingChunk] = []
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), IN_LIST_IDS):
+        part = ordered[start : start + IN_LIST_IDS]
+        sql = f"""SELECT c.embed_hash, d.title, c.section, c.text FROM chunks c
+                  JOIN documents d ON d.id = c.document_id
+                  WHERE c.id IN ({", ".join("?" * len(part))}) ORDER BY c.id"""
+        out += [PendingChunk(*row) for row in conn.execute(sql, tuple(part))]
+    return out
+
+
+IN_LIST_IDS = 500  # ids per `IN (...)` list
 
 
 def count_missing(conn: Connection, model: str | None) -> int:
@@ -199,8 +206,8 @@ def load_matrix(
     else:
         rows = []
         ids = sorted(set(chunk_ids))
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
+        for start in range(0, len(ids), IN_LIST_IDS):
+            part = ids[start : start + IN_LIST_IDS]
             rows += conn.execute(
                 _changed_rows_sql(len(part)) + where, (model, *part, *extra)
             ).fetchall()
