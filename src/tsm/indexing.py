@@ -18,6 +18,7 @@ import os
 import random
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -26,7 +27,7 @@ from stat import S_ISLNK
 from typing import TYPE_CHECKING, TypeVar
 
 from .config import Settings
-from .embed import Embedder, passage_text
+from .embed import Embedder, embed_document_batches, passage_text
 from .errors import EmbedderUnavailable, UserError
 from .models import Document
 from .sources import Reader, SkipFile, discover, load_bytes, reader_for
@@ -747,18 +748,35 @@ def embed_pending(
         vectors.set_meta(conn, "embedding_dim", str(embedder.dim))
 
     _locked(conn, None, set_model)
-    for start in range(0, len(todo), batch_size):
-        batch = vectors.pending_texts(conn, todo[start : start + batch_size])
+    batches: deque[list[vectors.PendingChunk]] = deque()
+    unreadable: list[BaseException] = []  # a store error is not the model's: it propagates
+
+    def texts() -> Iterator[list[str]]:
+        """The batches' texts, read as the embedder asks for them (one batch ahead)."""
+        for start in range(0, len(todo), batch_size):
+            try:
+                batch = vectors.pending_texts(conn, todo[start : start + batch_size])
+            except BaseException as exc:
+                unreadable.append(exc)
+                raise
+            batches.append(batch)
+            yield [passage_text(p.title, p.section, p.text) for p in batch]
+
+    matrices = embed_document_batches(embedder, texts())
+    while True:
         try:
-            matrix = embedder.embed_documents(
-                [passage_text(p.title, p.section, p.text) for p in batch]
-            )
+            matrix = next(matrices, None)
         except Exception as exc:
+            if unreadable:
+                raise
             message = f"embedding stopped after {done} chunks: {exc}"
             if report is None:
                 raise EmbedderUnavailable(message) from None
             report.warnings.append(message)
             break
+        if matrix is None:
+            break
+        batch = batches.popleft()
         # Another writer may embed the same texts at once: the upsert keeps one vector per
         # (model, text), and a lost race (a deadlock) runs again.
         rows = list(zip((p.embed_hash for p in batch), matrix, strict=True))

