@@ -19,10 +19,13 @@ Everything goes through the real programs: `tsm index` into a temp state dir, a 
 and the real hook (plugin/hooks/user_prompt_submit.py) fed the JSON Claude Code sends, its
 output parsed as Claude Code would. The hook keeps a hit when its `relevance` (cosine minus
 the prompt's best cosine with a generic request, search/relevance.py) is at least
-TSM_INJECT_MIN_RELEVANCE and, unless a word of the prompt is a word of the hit's path
-(`named`), at least the vault's noise level (`noise`: the relevance only 1 % of the generic
-requests reach against this vault), or its keyword `coverage` at least
-TSM_INJECT_MIN_COVERAGE.
+TSM_INJECT_MIN_RELEVANCE and at least the vault's noise level (`noise`: the relevance only
+1 % of the generic requests reach against this vault), or its keyword `coverage` at least
+TSM_INJECT_MIN_COVERAGE and, while the prompt is not well inside the generic requests, the
+noise level too. The noise level is waived when the prompt vouches for the hit: it names two
+words of the hit's path that no generic request uses (`distinct_names`), or it names the hit
+by a word of its path (`named`) or its keywords cover the hit, while the vector ranking
+singles a few notes out (`vector_drop` at least the hook's min_drop, 0.3).
 
 Rates: relevant = prompts whose expected note is among the first 3 injected results;
 unrelated = prompts with no injection at all; duplicates = injections holding two results of
@@ -61,13 +64,16 @@ CACHE = ROOT / "bench" / ".cache"
 RELEVANT_RANKS = 3
 TOP_K = 5  # the hook's default TSM_INJECT_TOP_K
 RELEVANCE_GRID = [round(x * 0.0025, 4) for x in range(-12, 13)]
+DROP_GRID = [round(0.1 + x * 0.025, 3) for x in range(17)]  # 0.1 .. 0.5: the hook's min_drop
 COVERAGE_GRID = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01]  # 1.01: the coverage clause off
 
 Row = dict[str, Any]
 sys.path.insert(0, str(HOOK.parent))
 sys.path.insert(0, str(ROOT / "bench"))
 from user_prompt_submit import (  # noqa: E402 - the hook's own rule and query cut
+    COVERAGE_MIN_RELEVANCE,
     DEFAULT_MIN_COVERAGE,
+    DEFAULT_MIN_DROP,
     DEFAULT_MIN_RELEVANCE,
     build_query,
     select_results,
@@ -109,6 +115,9 @@ def tsm_env(vault: Vault, state: Path, tsm: Path) -> dict[str, str]:
             "TSM_STATE_DIR": str(state),
             "TSM_NO_USER_CONFIG": "1",
             "TSM_BIN": str(tsm),
+            # a run paused by another job (SIGSTOP) must not turn a slow search into a
+            # silent hook: the hook stays silent when tsm outlives its timeout
+            "TSM_HOOK_TIMEOUT": "600",
         }
     )
     return env
@@ -142,7 +151,7 @@ def run_hook(
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=900,
     )
     ms = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
@@ -211,12 +220,57 @@ def rates(rows: list[Row], ok: list[bool]) -> tuple[float, float]:
     return sum(rel) / max(len(rel), 1), sum(unrel) / max(len(unrel), 1)
 
 
-def kept(results: list[Row], min_relevance: float, min_coverage: float) -> list[str]:
-    return [r["source"]["path"] for r in select_results(results, min_relevance, min_coverage)]
+def kept(
+    results: list[Row], min_relevance: float, min_coverage: float, min_drop: float
+) -> list[str]:
+    chosen = select_results(results, min_relevance, min_coverage, min_drop=min_drop)
+    return [r["source"]["path"] for r in chosen]
 
 
-def offline(rows: list[Row], key: str, relevance: float, coverage: float) -> list[bool]:
-    return [success(r, kept(r[key], relevance, coverage)) for r in rows]
+def offline(
+    rows: list[Row], key: str, relevance: float, coverage: float, drop: float = DEFAULT_MIN_DROP
+) -> list[bool]:
+    return [success(r, kept(r[key], relevance, coverage, drop)) for r in rows]
+
+
+def before(rows: list[Row]) -> list[bool]:
+    """The hook's rule before `vector_drop` (commit 9e772ab), at its floors: a hit the prompt
+    names by a word of its path needs only the relevance floor, and the keyword-coverage
+    route ignores the noise level."""
+
+    def keep(hit: Row) -> bool:
+        b = hit["score_breakdown"]
+        rel, cov, noise = b.get("relevance"), b.get("coverage"), b.get("noise")
+        floor = DEFAULT_MIN_RELEVANCE
+        if noise is not None and b.get("named") is not True:
+            floor = max(floor, noise)
+        if rel is not None and rel >= floor:
+            return True
+        return (
+            cov is not None
+            and cov >= DEFAULT_MIN_COVERAGE
+            and (rel is None or rel >= COVERAGE_MIN_RELEVANCE)
+        )
+
+    return [success(r, [h["source"]["path"] for h in r["hybrid"] if keep(h)]) for r in rows]
+
+
+def drop_fit(sets: dict[str, list[Row]]) -> float:
+    """The hook's min_drop maximising the worst of the rates over `sets` at the default
+    floors (ties: their sum, then nearness to the default)."""
+
+    def quality(drop: float) -> tuple[float, float, float]:
+        all_rates = [
+            x
+            for rows in sets.values()
+            for x in rates(
+                rows,
+                offline(rows, "hybrid", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE, drop),
+            )
+        ]
+        return min(all_rates), sum(all_rates), -abs(drop - DEFAULT_MIN_DROP)
+
+    return max(DROP_GRID, key=quality)
 
 
 def fit(rows: list[Row], skip: int = -1) -> tuple[float, float]:
@@ -283,11 +337,40 @@ def joint_report(out: Path) -> None:
     for label, rule in RULES.items():
         cells = []
         for rows in saved.values():
+            if rule == "before":  # at the defaults: the old rule is not the hook's to refit
+                cells.append(" / ".join(pct(x) for x in rates(rows, before(rows))))
+                continue
             changed = variant(rows, rule)
             cells.append(
                 " / ".join(pct(x) for x in rates(changed, offline(changed, "hybrid", *best)))
             )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"## the hook's min_drop (default {DEFAULT_MIN_DROP}) at the default floors",
+        "",
+        "relevant / unrelated by min_drop:",
+    ]
+    for (vault, name, _), rows in saved.items():
+        cells = "  ".join(
+            f"{d:.3f}: "
+            + "/".join(
+                pct(v).strip()
+                for v in rates(
+                    rows, offline(rows, "hybrid", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE, d)
+                )
+            )
+            for d in DROP_GRID[::2]
+        )
+        lines.append(f"- {vault}/{name}: {cells}")
+    lines += ["", "leave one set out: min_drop fitted on the other three sets:", ""]
+    for (vault, name, _), rows in saved.items():
+        others = {f"{v}/{n}": r for (v, n, _), r in saved.items() if (v, n) != (vault, name)}
+        drop = drop_fit(others)
+        got = rates(
+            rows, offline(rows, "hybrid", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE, drop)
+        )
+        lines.append(f"- {vault}/{name}: fitted {drop}: {' / '.join(pct(x) for x in got)}")
     lines += [
         "",
         "## leave one set out: floors fitted on the other three sets (the hook's rule)",
@@ -306,12 +389,16 @@ def joint_report(out: Path) -> None:
 
 
 # What the hook's decision would be with parts of its evidence left out (the offline sweep of
-# candidates): "floor" ignores the vault's noise level (the rule before it), "noise" applies
-# it to every hit, "hook" to the hits the prompt does not name by a word of their path.
+# candidates): "floor" ignores the vault's noise level (the first rule), "noise" applies it to
+# every hit, "before" is the rule of commit 9e772ab (a word of the path alone exempts a hit,
+# and keyword coverage ignores the level; shown at the default floors), "no-distinct" the
+# hook's without `distinct_names`, "hook" the hook's own.
 RULES = {
-    "relevance floor only (before)": "floor",
+    "relevance floor only (first rule)": "floor",
     "noise level for every hit": "noise",
-    "noise level unless the prompt names the hit's path (the hook)": "hook",
+    "noise level unless the prompt names the hit's path (before; default floors)": "before",
+    "noise level unless the prompt names the hit and the vectors single notes out": ("no-distinct"),
+    "same, or the prompt names two path words no generic request uses (the hook)": "hook",
 }
 
 
@@ -320,8 +407,10 @@ def variant(rows: list[Row], rule: str) -> list[Row]:
         breakdown = dict(hit["score_breakdown"])
         if rule == "floor":
             breakdown["noise"] = None
-        elif rule == "noise":
-            breakdown["named"] = False
+        elif rule == "noise":  # nothing vouches for a hit
+            breakdown.update(named=False, distinct_names=0, vector_drop=0.0)
+        elif rule == "no-distinct":
+            breakdown["distinct_names"] = None
         return {**hit, "score_breakdown": breakdown}
 
     return [{**r, "hybrid": [change(h) for h in r["hybrid"]]} for r in rows]
@@ -353,7 +442,7 @@ def report(vault: Vault, lines: list[str]) -> None:
         noise = {h["score_breakdown"].get("noise") for r in rows for h in r["hybrid"]} - {None}
         say(
             f"vault noise level (relevance 1 % of the generic requests reach here; a hit the "
-            f"prompt does not name by a word of its path must reach it): "
+            f"prompt does not vouch for must reach it): "
             f"{', '.join(map(str, sorted(noise))) or 'none'}"
         )
         say(

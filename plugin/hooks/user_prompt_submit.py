@@ -46,6 +46,15 @@ DEFAULT_MIN_COVERAGE = 0.6
 # prompt of one common word ("continue") or a coding request whose words a note happens to
 # hold ("convert this callback-based function to async/await") covers a note fully.
 COVERAGE_MIN_RELEVANCE = -0.02
+# A word of the prompt naming a hit's path, or keywords covering the prompt, vouch for it only
+# when the vectors single notes out at least this clearly (`vector_drop`, (top - 10th cosine)
+# / (top - mean cosine)): 0.3 is the median drop on tsm's five retrieval sets
+# (fuse.TYPICAL_VECTOR_DROP), not a fit to the abstention prompts; bench/abstention.py
+# sweeps it with leave-one-set-out (each set's fit on the other three is 0.3).
+DEFAULT_MIN_DROP = 0.3
+# Words of a hit's path that the prompt names and no generic request uses ("undici",
+# "certificate"): this many vouch for the hit on their own.
+MIN_DISTINCT_NAMES = 2
 # Well inside the 10 s timeout of hooks/hooks.json, which also covers Python's start-up.
 DEFAULT_TIMEOUT_SECONDS = 4.0
 
@@ -114,6 +123,7 @@ def select_results(
     min_relevance: float,
     min_coverage: float,
     min_score: float = DEFAULT_MIN_SCORE,
+    min_drop: float = DEFAULT_MIN_DROP,
 ) -> list[dict[str, object]]:
     """The hits worth injecting, best first, each text once.
 
@@ -124,7 +134,9 @@ def select_results(
     kept: list[dict[str, object]] = []
     by_text: dict[str, dict[str, object]] = {}
     for result in found:
-        if result_score(result) < min_score or not is_relevant(result, min_relevance, min_coverage):
+        if result_score(result) < min_score or not is_relevant(
+            result, min_relevance, min_coverage, min_drop
+        ):
             continue
         key = _text_key(result)
         first = by_text.get(key) if key else None
@@ -151,37 +163,67 @@ def _text_key(result: Mapping[str, object]) -> str | None:
     return f"{section if isinstance(section, str) else ''}\x00{' '.join(text.split())}"
 
 
-def is_relevant(result: Mapping[str, object], min_relevance: float, min_coverage: float) -> bool:
+def is_relevant(
+    result: Mapping[str, object],
+    min_relevance: float,
+    min_coverage: float,
+    min_drop: float = DEFAULT_MIN_DROP,
+) -> bool:
     """Whether a hit is about the prompt (calibrated in bench/abstention.py).
 
     `relevance` is the hit's cosine minus the prompt's best cosine with a generic coding
     request (tsm's search/relevance.py): at or above `min_relevance` the note is closer to
-    the prompt than "fix this test" is. A hit the prompt does not name (`named`: no word of
-    the prompt is a word of the note's path) must also reach `noise`, the relevance only 1 %
-    of the generic requests reach against this vault: documentation of a web framework sits
-    close to everyday coding requests ("center a div with flexbox" and its README), and a
-    prompt about such a vault names what it asks about ("fastify", "pino", "tune2fs"). A
-    search without `noise` (an older tsm, no vectors) is judged on `min_relevance` alone.
-    A hit holding most of the prompt's distinctive words (`coverage` at or above
-    `min_coverage`) is kept too, unless the vectors put the prompt well inside the generic
-    requests (relevance below COVERAGE_MIN_RELEVANCE): keywords alone can be sure, and they
-    are all there is when vectors are unavailable.
+    the prompt than "fix this test" is. Unless the prompt vouches for the hit (`vouches`), it
+    must also reach `noise`, the relevance only 1 % of the generic requests reach against
+    this vault: documentation of a web framework sits close to everyday coding requests
+    ("center a div with flexbox" and its README), and a prompt about such a vault names what
+    it asks about ("fastify", "pino", "tune2fs"). A search without `noise` (an older tsm, no
+    vectors) is judged on `min_relevance` alone. A hit holding most of the prompt's
+    distinctive words (`coverage` at or above `min_coverage`) is kept too when vectors are
+    unavailable (keywords are all there is), or when the vectors do not put the prompt well
+    inside the generic requests (relevance at least COVERAGE_MIN_RELEVANCE) and the hit
+    reaches `noise` or the prompt vouches for it: without that evidence a coding question
+    whose words a note happens to hold ("let", "const") would come in by its keywords.
     """
     breakdown = result.get("score_breakdown")
     if not isinstance(breakdown, dict):
         return False
     relevance, coverage = number(breakdown.get("relevance")), number(breakdown.get("coverage"))
     noise = number(breakdown.get("noise"))
-    floor = min_relevance
-    if noise is not None and breakdown.get("named") is not True:
-        floor = max(floor, noise)
+    vouched = noise is None or vouches(breakdown, min_coverage, min_drop)
+    floor = min_relevance if noise is None or vouched else max(min_relevance, noise)
     if relevance is not None and relevance >= floor:
         return True
-    return (
-        coverage is not None
-        and coverage >= min_coverage
-        and (relevance is None or relevance >= COVERAGE_MIN_RELEVANCE)
-    )
+    if coverage is None or coverage < min_coverage:
+        return False
+    if relevance is None:
+        return True
+    return relevance >= COVERAGE_MIN_RELEVANCE and (vouched or noise is None or relevance >= noise)
+
+
+def vouches(
+    breakdown: Mapping[str, object],
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
+    min_drop: float = DEFAULT_MIN_DROP,
+) -> bool:
+    """Whether the prompt itself is evidence that it asks about this hit, beyond relevance.
+
+    Either it names MIN_DISTINCT_NAMES words of the hit's path that no generic request uses
+    (`distinct_names`: "undici" and "certificate" for `undici/best-practices/
+    client-certificate.md`), or the vectors single a few notes out (`vector_drop` at least
+    `min_drop`) and the keywords agree: the prompt names the hit by a word of its path
+    (`named`) or the hit holds most of its distinctive words (`coverage`). A name alone is
+    weak evidence, since everyday words name pages too ("plugin", "websocket", "server"),
+    and an everyday request that brushes one leaves the vectors a flat run of look-alike
+    pages. A search that reports no drop (fewer than ten chunks ranked, an older tsm) is
+    taken at its keywords."""
+    distinct = number(breakdown.get("distinct_names"))
+    if distinct is not None and distinct >= MIN_DISTINCT_NAMES:
+        return True
+    coverage = number(breakdown.get("coverage"))
+    keywords = breakdown.get("named") is True or (coverage is not None and coverage >= min_coverage)
+    drop = number(breakdown.get("vector_drop"))
+    return keywords and (drop is None or drop >= min_drop)
 
 
 def handle(data: HookInput, workspace: Workspace) -> str | None:

@@ -118,6 +118,14 @@ class ScoreBreakdown:
     # to be more relevant than that level.
     noise: float | None = None
     named: bool | None = None
+    # How clearly the vector ranking's top stands out, (top - 10th cosine) / (top - the query's
+    # mean cosine) (fuse.vector_drop; the same for every hit of a search, None without vectors
+    # or with fewer than ten ranked): a prompt about the notes makes the vectors single a few
+    # out, an everyday request brushing a word of the notes leaves a flat run of look-alikes.
+    vector_drop: float | None = None
+    # How many words of the hit's path the query names that no generic request uses
+    # (relevance.distinct_names): "undici" and "certificate" count, "server" does not.
+    distinct_names: int | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from _common import HookFailure, find_workspace, log_failure, read_hook_input
 from post_tool_use import index_command, path_in_root
 from stop import ingest_command
 from user_prompt_submit import (
+    DEFAULT_MIN_DROP,
     QUERY_MAX_CHARS,
     additional_context,
     build_query,
@@ -223,6 +224,36 @@ def test_a_hit_the_prompt_does_not_name_must_reach_the_vaults_noise_level() -> N
     xml = additional_context(json.dumps(data), query="q", environ={})
     assert xml is not None
     assert len(ET.fromstring(xml).findall("result")) == 3
+
+
+def test_a_name_vouches_for_a_hit_only_when_the_vectors_single_notes_out() -> None:
+    """vector_drop: how clearly the vector ranking's top stands out. Named hits below the
+    noise level: kept at a clear drop (or none reported), dropped at a flat one unless two
+    path words no generic request uses are named (distinct_names); the keyword-coverage
+    route needs the same evidence while the search reports a noise level."""
+    data = json.loads(
+        tsm_json([0.04, 0.03, 0.02, 0.01], relevance=[0.01] * 3 + [-0.015], coverage=[0.2] * 4)
+    )
+    drops = [DEFAULT_MIN_DROP + 0.1, None, DEFAULT_MIN_DROP - 0.1, DEFAULT_MIN_DROP - 0.1]
+    for result, drop in zip(data["results"], drops, strict=True):
+        result["score_breakdown"] |= {"noise": 0.02, "named": True, "vector_drop": drop}
+    data["results"][3]["score_breakdown"]["coverage"] = 0.9
+    xml = additional_context(json.dumps(data), query="q", environ={})
+    assert xml is not None
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == [
+        "n/0.md",
+        "n/1.md",
+    ]
+    data["results"][3]["score_breakdown"]["vector_drop"] = DEFAULT_MIN_DROP
+    data["results"][2]["score_breakdown"]["distinct_names"] = 2  # "undici" + "certificate"
+    xml = additional_context(json.dumps(data), query="q", environ={})
+    assert xml is not None
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == [
+        "n/0.md",
+        "n/1.md",
+        "n/2.md",
+        "n/3.md",
+    ]
 
 
 def test_a_hit_without_a_breakdown_is_not_injected() -> None:

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 from plugin_harness import HookRun, ask_hook, index_vault, needs_tsm, trust, tsm_cli
-from user_prompt_submit import DEFAULT_MIN_COVERAGE, DEFAULT_MIN_RELEVANCE
+from user_prompt_submit import (
+    DEFAULT_MIN_COVERAGE,
+    DEFAULT_MIN_DROP,
+    DEFAULT_MIN_RELEVANCE,
+    DEFAULT_TOP_K,
+    build_query,
+    search_command,
+)
 
 pytestmark = needs_tsm
 
@@ -276,6 +283,15 @@ def search(vault: Path, query: str) -> list[dict[str, object]]:
     return results
 
 
+def hook_search(vault: Path, prompt: str) -> list[dict[str, object]]:
+    """The search the hook makes for `prompt`, with its arguments."""
+    done = tsm_cli(*search_command(build_query(prompt), DEFAULT_TOP_K), cwd=vault)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]
+    assert isinstance(results, list)
+    return results
+
+
 EVERYDAY = [
     # the issue's kind of miss: README.md holds `<div align="center">`
     "how do I center a div with flexbox",
@@ -319,3 +335,107 @@ def test_that_page_is_named_and_below_the_noise_level(vault: Path) -> None:
     assert isinstance(breakdown, dict)
     assert breakdown["named"] is True
     assert DEFAULT_MIN_RELEVANCE <= breakdown["relevance"] < breakdown["noise"], breakdown
+
+
+# The same docs with the pages of 40 official plugins, all from one template, as real
+# documentation has families of look-alike pages (API reference, rules, man pages).
+PLUGINS = {
+    "cors": "sets the Access-Control-Allow-Origin header from an allow-list of origins",
+    "cookie": "parses the Cookie header into request.cookies and signs cookies with a secret",
+    "static": "serves files from a folder with ETag and range support",
+    "multipart": "streams uploaded files of multipart/form-data bodies to disk",
+    "swagger": "generates an OpenAPI document from the route schemas",
+    "helmet": "adds security headers such as Content-Security-Policy",
+    "compress": "compresses replies with gzip, deflate or brotli",
+    "etag": "adds an ETag header and answers 304 to a matching If-None-Match",
+    "formbody": "parses application/x-www-form-urlencoded bodies",
+    "view": "renders templates with handlebars, ejs or pug through reply.view",
+    "websocket": "upgrades a route to a WebSocket and hands the handler a socket",
+    "redis": "shares one Redis connection as app.redis",
+    "postgres": "shares a PostgreSQL pool as app.pg",
+    "mongodb": "shares a MongoDB client as app.mongo",
+    "jwt": "signs and verifies JSON Web Tokens as request.jwtVerify",
+    "session": "keeps a server-side session keyed by a signed cookie",
+    "csrf": "checks a CSRF token on unsafe methods",
+    "caching": "sets Cache-Control headers and keeps an in-memory cache",
+    "circuit-breaker": "stops calling a route's handler after repeated failures",
+    "accepts": "picks the reply type from the Accept header",
+    "basic-auth": "checks HTTP Basic credentials with a validate function",
+    "bearer-auth": "checks a bearer token against a list of keys",
+    "http-proxy": "forwards requests under a prefix to an upstream server",
+    "mysql": "shares a MySQL pool as app.mysql",
+    "oauth2": "runs the OAuth 2 authorization code flow for GitHub, Google and others",
+    "rate-limit": "limits requests per client address in a time window",
+    "request-context": "keeps values for the lifetime of one request",
+    "response-validation": "checks replies against their response schema in development",
+    "schedule": "runs jobs on a cron schedule while the app is up",
+    "sensible": "adds reply.notFound and other HTTP error helpers",
+    "under-pressure": "answers 503 when the event loop is overloaded",
+    "url-data": "parses the URL into its parts as request.urlData",
+    "elasticsearch": "shares an Elasticsearch client as app.elastic",
+    "kafka": "produces and consumes Kafka messages",
+    "leveldb": "opens a LevelDB store as app.level",
+    "nextjs": "serves a Next.js app's pages from webfw routes",
+    "autoload": "registers every plugin and route found in a folder",
+    "env": "loads and validates environment variables into app.config",
+    "graphql": "serves a GraphQL schema at /graphql",
+    "metrics": "exposes Prometheus metrics at /metrics",
+}
+PLUGIN_PAGES = {
+    f"webfw/plugins/{name}.md": f"""\
+# @webfw/{name}
+
+The official {name} plugin for webfw: it {what}. Register it with
+`app.register(require('@webfw/{name}'), options)` before the routes that use it. Its options
+are checked when the app starts, and it stays encapsulated in the context it is registered in
+unless the plugin is wrapped with `webfw-plugin`.
+"""
+    for name, what in PLUGINS.items()
+}
+
+
+@pytest.fixture(scope="module")
+def family_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return index_vault(tmp_path_factory.mktemp("webfw-plugins"), NOTES | PLUGIN_PAGES)
+
+
+# About the plugin pages; it names "webfw" (a word of every page's path) and "plugin".
+FLAT = (
+    "how do I register a webfw plugin only for routes under /admin",
+    "webfw/reference/static.md",
+)
+
+
+def test_a_page_named_by_one_word_is_left_out_when_the_vectors_single_no_page_out(
+    family_vault: Path,
+) -> None:
+    """A word of the prompt naming a page is weak evidence: the hook takes it only when the
+    vector ranking singles a few pages out (`vector_drop`) or the prompt names two words of
+    the page's path no generic request uses (`distinct_names`). Here the forty look-alike
+    plugin pages leave the vectors a flat run: the plugin pages themselves come in on their
+    relevance, a page that only shares the word "webfw" with the prompt does not."""
+    trust(family_vault)
+    prompt, page = FLAT
+    injected = paths(ask_hook(family_vault, prompt))
+    assert injected and all(p.startswith("webfw/plugins/") for p in injected), injected
+    assert page not in injected
+
+
+def test_that_page_is_named_below_the_noise_level_under_a_flat_ranking(
+    family_vault: Path,
+) -> None:
+    """What makes the test above one of the new evidence: the page is in the hook's search,
+    named ("webfw"), less relevant than the noise level but above the relevance floor (the
+    rule before let it in), by one distinct word, and the vector ranking is flat."""
+    prompt, page = FLAT
+    results = hook_search(family_vault, prompt)
+    (hit,) = [r for r in results if r["source"]["path"] == page]  # type: ignore[index]
+    breakdown = hit["score_breakdown"]
+    assert isinstance(breakdown, dict)
+    assert breakdown["named"] is True
+    assert breakdown["distinct_names"] == 1  # "webfw"; "plugin" is not a word of its path
+    assert DEFAULT_MIN_RELEVANCE <= breakdown["relevance"] < breakdown["noise"], breakdown
+    assert breakdown["vector_drop"] < DEFAULT_MIN_DROP, breakdown
+    plugin_page = results[0]["score_breakdown"]
+    assert isinstance(plugin_page, dict)
+    assert plugin_page["distinct_names"] == 2  # "webfw" and "plugin"

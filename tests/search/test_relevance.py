@@ -129,6 +129,31 @@ def test_a_query_names_a_note_by_a_word_of_its_path(query: str, path: str, named
     assert relevance.names_note(terms(query), path, terms) is named
 
 
+@pytest.mark.parametrize(
+    ("query", "path", "distinct"),
+    [
+        # "undici" and "certificate": no generic request uses them
+        (
+            "pass a client certificate to the undici Agent",
+            "undici/best-practices/client-certificate.md",
+            2,
+        ),
+        ("the server keeps restarting", "fastify/Reference/Server.md", 0),  # "server" is everyday
+        ("design a plugin system for our CLI", "fastify/Guides/Plugins-Guide.md", 1),
+        ("家計簿アプリの設計", "projects/家計簿アプリ.md", 2),
+        ("how do I center a div with flexbox", "fastify/README.md", 0),  # names nothing
+    ],
+)
+def test_distinct_names_counts_the_path_words_named_that_no_generic_request_uses(
+    query: str, path: str, distinct: int
+) -> None:
+    from tsm.text.tokenizer import get_tokenizer
+
+    terms = get_tokenizer().query_terms
+    assert relevance.distinct_names(terms(query), path, terms) == distinct
+    assert "server" in relevance.generic_words(terms)
+
+
 @pytest.mark.sqlite_only("reads and writes the SQLite file's meta table directly")
 def test_tsm_index_stores_the_noise_level_and_a_search_without_daemon_reads_it(
     indexed: Path,

@@ -26,7 +26,13 @@ from .coverage import TermCoverage
 from .entities import entity_documents
 from .fts import fts_hits, match_expression
 from .query import Query
-from .relevance import generic_similarity, names_note, noise_level, noise_meta_key
+from .relevance import (
+    distinct_names,
+    generic_similarity,
+    names_note,
+    noise_level,
+    noise_meta_key,
+)
 from .results import Candidate, build_hits, keyword_score, rank_candidates, select_fresh
 from .synonyms import expand, load_synonyms
 from .vector import load_index
@@ -465,6 +471,7 @@ def _finish(
         for item in chosen:
             if item.cand.similarity is None:
                 item.cand.similarity = side.doc_similarity(item.cand.doc_id)
+    path_terms = _path_terms(ctx.settings.state_dir)
     hits = build_hits(
         ctx.conn,
         chosen,
@@ -474,9 +481,17 @@ def _finish(
         include_content=query.include_content,
         generic=side.generic if side else None,
         noise=side.noise if side else None,
-        named=functools.partial(names_note, terms, path_terms=_path_terms(ctx.settings.state_dir)),
+        named=functools.partial(names_note, terms, path_terms=path_terms),
+        drop=_drop(side),
+        distinct=functools.partial(distinct_names, terms, path_terms=path_terms),
     )
     return _result(query, hits, total, mode, warnings, started)
+
+
+def _drop(side: VectorSide | None) -> float | None:
+    """The vector ranking's drop (fuse.vector_drop), for the prompt hook's evidence."""
+    drop = fuse.vector_drop([s for _, _, s in side.ranked], side.background) if side else None
+    return round(drop, 4) if drop is not None else None
 
 
 def _path_terms(state_dir: Path) -> Callable[[str], list[str]]:

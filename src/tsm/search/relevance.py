@@ -15,8 +15,10 @@ How close ordinary requests come to a vault depends on the vault: documentation 
 framework sits near "add a health check endpoint", a diary does not. `noise_level` measures
 it: each generic request's own relevance against the vault's chunks (its best cosine with a
 chunk minus its best cosine with another generic request), and the level that only 1 % of
-them reach. A hit the query does not name (`names_note`: no query word in its path) must be
-more relevant than that to be injected (the prompt hook, bench/abstention.py).
+them reach. The prompt hook wants a hit to be more relevant than that unless the query
+names it (`names_note`: a query word is a word of its path) and the vector ranking singles
+a few notes out (`score_breakdown.vector_drop`, fuse.vector_drop): a name alone is weak
+evidence, as everyday words ("plugin", "server") name pages too (bench/abstention.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import os
 import re
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -187,10 +190,38 @@ def names_note(terms: Sequence[str], path: str, path_terms: Callable[[str], list
     --apparent-size"), plural and singular alike. Numbers and single Latin letters name
     nothing (`ch09/9.7-…`)."""
     wanted = _folded(terms)
-    if not wanted:
-        return False
+    return bool(wanted & _path_words(path, path_terms)) if wanted else False
+
+
+def distinct_names(terms: Sequence[str], path: str, path_terms: Callable[[str], list[str]]) -> int:
+    """How many words of the note's path the query names that no generic request uses: the
+    generic requests are the background of everyday words, so "server" or "api" naming a
+    page is weak evidence and "undici" with "certificate" strong (the prompt hook). The
+    generic requests' words are gathered (~60 ms, once a process) only when the query names
+    the note at all."""
+    wanted = _folded(terms)
+    named = wanted & _path_words(path, path_terms) if wanted else set()
+    return len(named - generic_words(path_terms)) if named else 0
+
+
+_vocabulary: list[tuple[weakref.ref[object], frozenset[str]]] = []
+
+
+def generic_words(path_terms: Callable[[str], list[str]]) -> frozenset[str]:
+    """The words of the generic requests, as `path_terms` splits them (once per tokenizer)."""
+    owner = getattr(path_terms, "__self__", path_terms)
+    with _lock:
+        if _vocabulary and _vocabulary[0][0]() is owner:
+            return _vocabulary[0][1]
+    words = frozenset(_folded([t for text in GENERIC_REQUESTS for t in path_terms(text)]))
+    with _lock:
+        _vocabulary[:] = [(weakref.ref(owner), words)]
+    return words
+
+
+def _path_words(path: str, path_terms: Callable[[str], list[str]]) -> set[str]:
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
-    return bool(wanted & _folded(path_terms(re.sub(r"[/\\._\-]+", " ", stem))))
+    return _folded(path_terms(re.sub(r"[/\\._\-]+", " ", stem)))
 
 
 def _folded(terms: Sequence[str]) -> set[str]:

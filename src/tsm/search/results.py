@@ -160,11 +160,15 @@ def build_hits(
     generic: float | None = None,
     noise: float | None = None,
     named: Callable[[str], bool] | None = None,
+    drop: float | None = None,
+    distinct: Callable[[str], int] | None = None,
 ) -> tuple[Hit, ...]:
     """Hits for the chosen documents. `signals` says whether (fts, vector) ran, so a signal
     that ran but missed a document reports 0.0 and one that did not run reports None.
     `generic` is the query's best cosine with a generic request, `noise` the vault's level
-    of generic relevance, `named` whether the query names a path (relevance.py)."""
+    of generic relevance, `named` whether the query names a path (relevance.py), `drop`
+    how clearly the vector ranking's top stands out (fuse.vector_drop), `distinct` how many
+    path words the query names that no generic request uses."""
     if not chosen:
         return ()
     chunk_ids = [s.chunk_id for s in chosen]
@@ -197,6 +201,8 @@ def build_hits(
             ),
             noise=noise,
             named=named(doc.path) if named is not None else None,
+            vector_drop=drop,
+            distinct_names=distinct(doc.path) if distinct is not None else None,
         )
         source = Source(
             cand.doc_id,
