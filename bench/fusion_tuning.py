@@ -6,8 +6,10 @@ real index and search code), then score fusion variants without re-running searc
     python bench/fusion_tuning.py evaluate cranfield jaquad jaquad-para scifact scifact-ja
     python bench/fusion_tuning.py predictor cranfield jaquad jaquad-para scifact scifact-ja
     python bench/fusion_tuning.py holdout cranfield jaquad jaquad-para scifact scifact-ja
+    python bench/fusion_tuning.py holdout-second cranfield jaquad jaquad-para scifact scifact-ja
 
-Results of the run that chose the default are in bench/results/fusion-tuning.md.
+Results of the run that chose the default are in bench/results/fusion-tuning.md; those of
+the near-synonyms and the second query vector in bench/results/paraphrase.md.
 """
 
 from __future__ import annotations
@@ -231,13 +233,17 @@ def engine(
     second_vector: str | None = None,
     second_scale: float = 0.5,
     second_gate: bool = False,
+    second_lang: str | None = None,
+    second_complement: bool = False,
 ) -> dict[str, float]:
     """The shipped fusion (keyword_weight, vector_weight, k = 1000, the bridge at
     fuse.BRIDGE_WEIGHT times its own keyword weight, the near-synonyms at
     fuse.SYNONYM_WEIGHT times theirs) with one knob moved. `second_vector` ("vec_tr", the
     translated query's vectors, or "vec_avg", the mean of both query vectors) adds that
     ranking at `second_scale` times its own drop weight, times the bridge's keyword weight
-    with `second_gate`."""
+    with `second_gate`; with `second_lang` ("ja") only queries in that language get it, and
+    the gate (if any) applies to the others; with `second_complement` it is also multiplied
+    by 1 - the keywords' weight (it counts where the query's own words find nothing)."""
     from tsm.search import fuse as f
 
     extra = []
@@ -248,8 +254,13 @@ def engine(
     if second_vector and row.get(second_vector):
         scores, floor = row[second_vector + "_scores"], row[second_vector + "_mean"]
         w = second_scale * f.vector_weight(scores, floor)
-        if second_gate:
+        own_language = second_lang is not None and row.get("lang") == second_lang
+        if second_lang is not None and not own_language and not second_gate:
+            w = 0.0
+        elif second_gate and not own_language:
             w *= f.keyword_weight(row.get("bridge_cov", 0.0), f.BRIDGE_PARITY)
+        if second_complement:
+            w *= 1.0 - f.keyword_weight(row[evidence], parity)
         extra.append((row[second_vector], f.score_scaled_rrf(scores, k, w, floor=floor)))
 
     bridge = f.BRIDGE_WEIGHT if bridge is None else bridge
@@ -357,6 +368,49 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
             )
             for scale in (0.3, 0.5, 1.0)
             for gate in (False, True)
+        },
+        **{
+            f"default + {name} x{scale} for Japanese queries"
+            f"{', gated by the bridge for the others' if gate else ''}": (
+                lambda r, v=v, scale=scale, gate=gate: engine(
+                    r, second_vector=v, second_scale=scale, second_gate=gate, second_lang="ja"
+                )
+            )
+            for v, name in (
+                ("vec_tr", "translated query's vectors"),
+                ("vec_avg", "mean of both query vectors"),
+            )
+            for scale in (0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
+            for gate in (False, True)
+        },
+        **{
+            f"default, near-synonyms {w} + {name} x{scale} for Japanese queries": (
+                lambda r, v=v, scale=scale, w=w: engine(
+                    r, synonym=w, second_vector=v, second_scale=scale, second_lang="ja"
+                )
+            )
+            for v, name in (
+                ("vec_tr", "translated query's vectors"),
+                ("vec_avg", "mean of both query vectors"),
+            )
+            for scale in (0.3, 0.5, 1.0)
+            for w in (0.0, 0.3)
+        },
+        **{
+            f"default + {name} x{scale} for Japanese queries, times 1 - keyword weight": (
+                lambda r, v=v, scale=scale: engine(
+                    r,
+                    second_vector=v,
+                    second_scale=scale,
+                    second_lang="ja",
+                    second_complement=True,
+                )
+            )
+            for v, name in (
+                ("vec_tr", "translated query's vectors"),
+                ("vec_avg", "mean of both query vectors"),
+            )
+            for scale in (0.2, 0.3, 0.5, 1.0)
         },
     }
 
@@ -498,6 +552,85 @@ def holdout(names: list[str]) -> None:
         )
 
 
+def holdout_second(names: list[str]) -> None:
+    """Leave-one-dataset-out over the second query vector (issue 16 item 4) on the shipped
+    fusion: which vector (the translated query's, or the mean of both), at what share of its
+    own drop weight (0 = none), for which queries (all; Japanese only; Japanese, and the
+    others gated by the bridge's weight; Japanese, times 1 - the keywords' weight), with
+    the near-synonyms at 0 or 0.3. Chosen on the other sets as `holdout` chooses, scored
+    on the held-out set."""
+    import itertools
+
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    data = {}
+    for name in names:
+        with (CACHE / f"tune_{name}.pkl").open("rb") as fh:
+            data[name] = pickle.load(fh)
+
+    def ndcg(name: str, fn: Callable[[Row], dict[str, float]]) -> float:
+        rows = data[name]["rows"]
+        run = Run({r["q"]: (fn(r) or {"__none__": 0.0}) for r in rows})
+        qrels = Qrels({r["q"]: data[name]["qrels"][r["q"]] for r in rows})
+        return float(ranx_evaluate(qrels, run, "ndcg@10", make_comparable=True))
+
+    singles = variants()
+    best = {
+        n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"])) for n in names
+    }
+    grid: list[tuple[str, float, str, float]] = [
+        ("none", 0.0, "-", synonym) for synonym in (0.0, 0.3)
+    ]
+    grid += list(
+        itertools.product(
+            ("vec_tr", "vec_avg"),
+            (0.1, 0.2, 0.3, 0.5, 1.0),
+            ("all", "ja", "ja+gate", "ja+complement"),
+            (0.0, 0.3),
+        )
+    )
+    scores = {}
+    for vec, scale, who, synonym in grid:
+
+        def fn(
+            r: Row, vec: str = vec, scale: float = scale, who: str = who, synonym: float = synonym
+        ) -> dict[str, float]:
+            return engine(
+                r,
+                synonym=synonym,
+                second_vector=None if vec == "none" else vec,
+                second_scale=scale,
+                second_gate=who == "ja+gate",
+                second_lang=None if who == "all" else "ja",
+                second_complement=who == "ja+complement",
+            )
+
+        scores[(vec, scale, who, synonym)] = {n: ndcg(n, fn) for n in names}
+    print(
+        "| held out | chosen (second vector, share, for which queries, synonym weight) | "
+        "nDCG@10 | better single | shipped (no second vector, no near-synonyms) | "
+        "no second vector, near-synonyms 0.3 |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
+    for out in names:
+        rest = [n for n in names if n != out]
+
+        def merit(key: tuple, rest: list[str] = rest) -> tuple[bool, float]:
+            s = scores[key]
+            return (
+                all(s[n] > best[n] for n in rest),
+                sum(s[n] / best[n] for n in rest) / len(rest),
+            )
+
+        chosen = max(scores, key=merit)
+        print(
+            f"| {out} | {chosen} | {scores[chosen][out]:.4f} | {best[out]:.4f} | "
+            f"{scores[('none', 0.0, '-', 0.0)][out]:.4f} | "
+            f"{scores[('none', 0.0, '-', 0.3)][out]:.4f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -517,6 +650,10 @@ def main() -> None:
     p.add_argument("datasets", nargs="+")
     h = sub.add_parser("holdout", help="leave-one-dataset-out choice among 144 variants")
     h.add_argument("datasets", nargs="+")
+    h2 = sub.add_parser(
+        "holdout-second", help="leave-one-dataset-out choice of the second query vector"
+    )
+    h2.add_argument("datasets", nargs="+")
     args = parser.parse_args()
     if args.command == "collect":
         collect(args.dataset, args.max_queries, args.chunk_chars, args.max_docs, args.tag)
@@ -524,6 +661,8 @@ def main() -> None:
         predictor(args.datasets)
     elif args.command == "holdout":
         holdout(args.datasets)
+    elif args.command == "holdout-second":
+        holdout_second(args.datasets)
     else:
         evaluate(args.datasets)
 
