@@ -281,6 +281,31 @@ def test_totals_follow_inserts_and_deletes_past_folding(pg_url: str, tmp_path: P
     lite.close()
 
 
+def test_postings_go_with_their_chunk(pg_url: str) -> None:
+    """The postings follow their chunk's keyword row (migration m005, no foreign key): a
+    document replaced, removed by the store, or deleted outright leaves no posting behind,
+    and each remaining chunk keeps one posting per distinct term."""
+    server = postgres.connect(pg_url)
+    migrations.apply(server)
+    rng = random.Random(7)
+    docs = [(f"p{i}.md", [("", "", _words(rng, ENGLISH, 3, 12))] * 2, "") for i in range(6)]
+    _write(server, docs)
+    _write(server, [("p0.md", [("", "", "boundary layer")], "")])  # replaced
+    _delete(server, ["p1.md"])  # removed by the store
+    server.execute("DELETE FROM documents WHERE path = 'p2.md'")  # its chunks by cascade
+    orphans = server.execute(
+        """SELECT count(*) FROM keyword_postings p
+           WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id = p.chunk_id)"""
+    ).fetchone()[0]
+    assert orphans == 0
+    per_row = server.execute(
+        "SELECT sum((SELECT count(*) FROM jsonb_object_keys(counts))) FROM chunk_keywords"
+    ).fetchone()[0]
+    assert server.execute("SELECT count(*) FROM keyword_postings").fetchone()[0] == per_row
+    assert server.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1 + 3 * 2
+    server.close()
+
+
 def test_the_tokenizer_is_chunks_fts_own(tmp_path: Path) -> None:
     """pg_keywords splits text with the tokenizer of the SQLite index's chunks_fts."""
     lite = open_db(tmp_path / "tsm.db", create=True)

@@ -20,6 +20,8 @@ import pg
 import psycopg
 import pytest
 
+from tsm.store import pg_vectors
+
 PG_DATABASE_CHECKS = [
     "connection", "server", "pgvector", "indexes", "schema", "contents", "keywords", "orphans",
 ]  # fmt: skip
@@ -119,9 +121,17 @@ def test_doctor_checks_the_server_and_finds_damage(
             "WHERE indexrelid = 'chunk_keywords_lexemes'::regclass"
         )
         conn.execute("DELETE FROM chunk_keywords WHERE chunk_id = (SELECT MIN(id) FROM chunks)")
-        conn.execute(
+        conn.execute(  # a model with enough vectors for a search to use its missing index
             "INSERT INTO embeddings(model, embed_hash, dim, vector) "
-            "VALUES ('other-model', 'no-such-text', 3, '[1,2,3]')"
+            "SELECT 'other-model', 'no-such-text-' || n, 3, '[1,2,3]' "
+            "FROM generate_series(1, %s) AS n",
+            (pg_vectors.HNSW_MIN_ROWS,),
+        )
+        conn.execute(  # one too few to need one
+            "INSERT INTO embeddings(model, embed_hash, dim, vector) "
+            "SELECT 'small-model', 'no-such-text-' || n, 3, '[1,2,3]' "
+            "FROM generate_series(1, %s) AS n",
+            (pg_vectors.HNSW_MIN_ROWS - 1,),
         )
     damaged = tsm("doctor", "-f", "json", env=env)
     assert damaged.code == 2 and damaged.error()["kind"] == "system_error"
@@ -131,8 +141,11 @@ def test_doctor_checks_the_server_and_finds_damage(
     assert "REINDEX" in checks["indexes"]["fix"]
     assert checks["keywords"]["status"] == "error"
     assert checks["keywords"]["message"].startswith(f"1 of {chunks} chunks have no keyword row")
-    assert checks["orphans"]["status"] == "warn" and "1 vectors" in checks["orphans"]["message"]
+    orphans = 2 * pg_vectors.HNSW_MIN_ROWS - 1
+    assert checks["orphans"]["status"] == "warn"
+    assert f"{orphans} vectors" in checks["orphans"]["message"]
     assert checks["hnsw"]["status"] == "warn" and "other-model (3)" in checks["hnsw"]["message"]
+    assert "small-model" not in checks["hnsw"]["message"]
     human = tsm("doctor", "-f", "human", env=env)
     assert human.code == 2 and "ERROR indexes" in human.out and "Traceback" not in human.err
 

@@ -16,7 +16,7 @@ from tsm.embed.fake import FakeEmbedder
 from tsm.models import Chunk, Document, Section
 from tsm.search import vector
 from tsm.search.vector import AnnIndex, VectorIndex
-from tsm.store import migrations, pg_vectors, vectors
+from tsm.store import catalog, migrations, pg_vectors, vectors
 from tsm.store.connect import Connection, Transaction, open_db
 from tsm.store.documents import ChunkRow, write_document
 
@@ -106,8 +106,6 @@ def test_patching_survives_writers_committing_out_of_order(pg_url: str) -> None:
         key = "pg-out-of-order"
         assert exact_index(reader, key, embedder.name, 16).live_rows == 0
 
-        with Transaction(a):  # the first vector of a model makes its HNSW index, which
-            pg_vectors.ensure_hnsw(a, embedder.name, 16)  # holds other writers until commit
         a.execute("BEGIN")
         store_vectors(a, embedder, first)  # A's log entries get the lower sequence numbers
         with Transaction(b):
@@ -131,7 +129,10 @@ def test_hnsw_path_returns_what_the_exact_path_returns(
 ) -> None:
     """Above the threshold (forced low) the searcher asks the HNSW index: on a small set
     its ranking, each document's best cosine, the mean cosine and the chunks without a
-    vector agree with the exact path, with and without a filter."""
+    vector agree with the exact path, with and without a filter. The index is built by the
+    write that takes the model's vectors to HNSW_MIN_ROWS (also forced low), not before:
+    the searcher takes the exact path until then."""
+    monkeypatch.setattr(pg_vectors, "HNSW_MIN_ROWS", 45)
     embedder = FakeEmbedder(dim=32)
     for n in range(40):
         add(
@@ -139,7 +140,11 @@ def test_hnsw_path_returns_what_the_exact_path_returns(
             f"d{n}.md",
             [f"{WORDS[n % 26]} {WORDS[(n * 7) % 26]} n{n} part {i}" for i in range(3)],
         )
-    embed_pending(pg, embedder, limit=100)  # 20 chunks stay without a vector
+    embed_pending(pg, embedder, limit=40)
+    assert not pg_vectors.has_hnsw(pg, embedder.name, 32)  # 40 vectors: none needed yet
+    assert catalog.index_health(pg).missing_hnsw == ()  # and doctor does not miss one
+    embed_pending(pg, embedder, limit=60)  # 20 chunks stay without a vector
+    assert pg_vectors.has_hnsw(pg, embedder.name, 32)
     key = "pg-hnsw"
     exact = exact_index(pg, key, embedder.name, 32)
     assert exact.missing == 20
@@ -179,11 +184,14 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     conn.close()
 
 
-def test_dimension_change_under_the_same_model_name(store: Any) -> None:
+def test_dimension_change_under_the_same_model_name(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A model that changes its dimension under the same name (a remote endpoint swapped,
     a config edited): its new vectors replace the old in place, the searcher's patched
     matrix holds only the query's dimension and equals a fresh load, and on PostgreSQL each
     dimension has its own HNSW index, the old one dropped with its last vector."""
+    monkeypatch.setattr(pg_vectors, "HNSW_MIN_ROWS", 0)  # an index from the first vector
     small, large = FakeEmbedder(dim=8), FakeEmbedder(dim=24)
     small.name = large.name = "same-name"
     for n in range(5):
@@ -279,3 +287,10 @@ def test_m004_moves_bytea_vectors_into_pgvector(pg_url: str) -> None:
         ]
     finally:
         conn.close()
+
+
+def test_the_index_exists_before_a_search_may_ask_it() -> None:
+    """The HNSW index is built at HNSW_MIN_ROWS vectors; a search takes the HNSW path from
+    ANN_MIN_ROWS on, or from ANN_MIN_ROWS x ANN_HYSTERESIS once it has: never before the
+    index is there (it would fall back to the exact path, loading the whole matrix)."""
+    assert pg_vectors.HNSW_MIN_ROWS <= vector.ANN_MIN_ROWS * vector.ANN_HYSTERESIS

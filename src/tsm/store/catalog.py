@@ -392,7 +392,7 @@ class IndexHealth:
     # PostgreSQL only (empty on SQLite, whose file quick_check covers):
     indexes: int = 0  # the indexes of the store's tables (btree, GIN, HNSW)
     invalid_indexes: tuple[str, ...] = ()  # those pg_index calls not valid or not ready
-    missing_hnsw: tuple[str, ...] = ()  # "model (dim)" with vectors but no HNSW index
+    missing_hnsw: tuple[str, ...] = ()  # "model (dim)" with HNSW_MIN_ROWS vectors, no HNSW index
 
     @property
     def sound(self) -> bool:
@@ -446,6 +446,7 @@ def index_health(conn: Connection) -> IndexHealth:
             "SELECT DISTINCT model, dim FROM embeddings ORDER BY model, dim"
         ).fetchall()
         if not pg_vectors.has_hnsw(conn, model, int(dim))
+        and pg_vectors.model_vectors(conn, model, int(dim)) >= pg_vectors.HNSW_MIN_ROWS
     )
     return replace(
         health,

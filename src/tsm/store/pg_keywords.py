@@ -320,11 +320,7 @@ def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
 
 
 def delete_document(conn: Any, doc_id: int) -> None:
-    conn.execute(
-        """DELETE FROM keyword_postings
-           WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)""",
-        (doc_id,),
-    )
+    """The keyword rows of a document's chunks; their postings follow (migration m005)."""
     conn.execute(
         """DELETE FROM chunk_keywords
            WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)""",

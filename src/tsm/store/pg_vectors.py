@@ -3,8 +3,9 @@
 `embeddings.vector` has pgvector's type without a dimension (migration m004): one model may
 change its dimension under the same name, and two models may differ. The HNSW index is
 therefore per (model, dimension): a partial index over `vector::vector(dim)` for the rows of
-that model and dimension (pgvector's way to index a column of several dimensions), made by
-the first `store` of such a vector and kept up to date by every insert after it. Searches
+that model and dimension (pgvector's way to index a column of several dimensions), built in
+one pass by the `store` that takes the model's vectors to HNSW_MIN_ROWS and kept up to date by
+every insert after it. Below that, searches take the exact path and no index is needed. Searches
 name the model and the dimension as literals in the SQL, so the planner proves the partial
 index's predicate whether or not psycopg prepared the statement.
 
@@ -34,6 +35,13 @@ HNSW_WITH = "m = 16, ef_construction = 64"
 _HNSW_LOCK = 0x74736D76  # "tsmv"
 # The memory an index build may use: pgvector builds in memory up to this, then slowly.
 BUILD_MEMORY = "512MB"
+# The vectors of a (model, dimension) from which its HNSW index is kept: search/vector.py's
+# ANN_MIN_ROWS x ANN_HYSTERESIS, the fewest with which a search may take the HNSW path, so the
+# index exists before any search asks it. Below, it would only cost writes: grown one insert
+# at a time from the first vector it took 13 s of a 10k-chunk `tsm index` (1.3 ms a vector,
+# half the time PostgreSQL took beyond SQLite's), where one build of 50k rows takes 33 s
+# (bench/results/pg_vectors.md; tests/store/test_pg_vectors.py checks the two agree).
+HNSW_MIN_ROWS = 45_000
 
 
 class PgVector:
@@ -93,13 +101,16 @@ def has_hnsw(conn: Connection, model: str, dim: int) -> bool:
     return bool(found)
 
 
-def ensure_hnsw(conn: Connection, model: str, dim: int, memory: str = BUILD_MEMORY) -> None:
-    """The HNSW index of (model, dim), made when missing, before this transaction writes a
-    vector of it (made after, it would wait for writers that wait for this one's lock).
-    Call inside a transaction. Cosine distance: the vectors are normalised, so it orders
-    as inner product does (measured no faster: bench/results/pg_vectors.md)."""
+def ensure_hnsw(
+    conn: Connection, model: str, dim: int, adding: int = 0, memory: str = BUILD_MEMORY
+) -> None:
+    """The HNSW index of (model, dim), built when missing and the model's vectors with the
+    `adding` this transaction is about to write reach HNSW_MIN_ROWS; before it writes them
+    (made after, it would wait for writers that wait for this one's lock). Call inside a
+    transaction. Cosine distance: the vectors are normalised, so it orders as inner product
+    does (measured no faster: bench/results/pg_vectors.md)."""
     _adapt(conn)
-    if has_hnsw(conn, model, dim):
+    if has_hnsw(conn, model, dim) or model_vectors(conn, model, dim) + adding < HNSW_MIN_ROWS:
         return
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_HNSW_LOCK,))
     conn.execute(f"SET LOCAL maintenance_work_mem = {quoted(memory)}")

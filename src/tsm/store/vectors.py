@@ -123,16 +123,18 @@ def copy_reusable(conn: sqlite3.Connection, schema: str) -> int:
 
 def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
     """Insert vectors (float32) for the given hashes. Call inside a transaction. On
-    PostgreSQL the column is pgvector's `vector`, and each (model, dimension) has its HNSW
-    index (ensure_hnsw), kept up to date by every insert from its first one on."""
+    PostgreSQL the column is pgvector's `vector`, and each (model, dimension) gets its HNSW
+    index once it has enough vectors for a search to use one (ensure_hnsw)."""
     if is_postgres(conn):
+        from collections import Counter
+
         from .pg_vectors import PgVector, ensure_hnsw
 
         rows: list[tuple[str, str, int, object]] = [
             (model, h, int(v.shape[0]), PgVector(v)) for h, v in items
         ]
-        for dim in sorted({row[2] for row in rows}):
-            ensure_hnsw(conn, model, dim)
+        for dim, adding in sorted(Counter(row[2] for row in rows).items()):
+            ensure_hnsw(conn, model, dim, adding)
     else:
         rows = [(model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in items]
     # In one order for every writer: two that upsert the same texts at once (two machines
