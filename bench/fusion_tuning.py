@@ -477,14 +477,10 @@ def evaluate(names: list[str]) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
 
 
-def holdout(names: list[str]) -> None:
-    """Leave-one-dataset-out: choose among 144 fusion variants (keyword power 2 or 3, keyword
-    cap 1, 2 or 4, k 60 or 1000, with or without the vector weight, bridge weight 0, 0.5 or
-    1, near-synonym weight 0 or 0.3) on the other sets, by
-    mean nDCG@10 relative to the better single signal among those above it on all of them,
-    then score the choice on the held-out set."""
-    import itertools
-
+def _scorer(
+    names: list[str],
+) -> tuple[Callable[[str, Callable[[Row], dict[str, float]]], float], dict[str, float]]:
+    """nDCG@10 of a fusion over a collected set, and each set's better single signal."""
     from ranx import Qrels, Run
     from ranx import evaluate as ranx_evaluate
 
@@ -503,6 +499,38 @@ def holdout(names: list[str]) -> None:
     best = {
         n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"])) for n in names
     }
+    return ndcg, best
+
+
+def _chosen_without_each(
+    scores: dict[tuple, dict[str, float]], best: dict[str, float], names: list[str]
+) -> list[tuple[str, tuple]]:
+    """For each set held out, the variant the other sets choose: above the better single
+    signal on all of them first, then by mean nDCG@10 relative to it."""
+    picks = []
+    for out in names:
+        rest = [n for n in names if n != out]
+
+        def merit(key: tuple, rest: list[str] = rest) -> tuple[bool, float]:
+            s = scores[key]
+            return (
+                all(s[n] > best[n] for n in rest),
+                sum(s[n] / best[n] for n in rest) / len(rest),
+            )
+
+        picks.append((out, max(scores, key=merit)))
+    return picks
+
+
+def holdout(names: list[str]) -> None:
+    """Leave-one-dataset-out: choose among 144 fusion variants (keyword power 2 or 3, keyword
+    cap 1, 2 or 4, k 60 or 1000, with or without the vector weight, bridge weight 0, 0.5 or
+    1, near-synonym weight 0 or 0.3) on the other sets, by
+    mean nDCG@10 relative to the better single signal among those above it on all of them,
+    then score the choice on the held-out set."""
+    import itertools
+
+    ndcg, best = _scorer(names)
     scores = {}
     for power, cap, k, drop_on, bridge, synonym in itertools.product(
         (2.0, 3.0), (1.0, 2.0, 4.0), (60, 1000), (True, False), (0.0, 0.5, 1.0), (0.0, 0.3)
@@ -534,17 +562,7 @@ def holdout(names: list[str]) -> None:
         "nDCG@10 | better single | the shipped rule without near-synonyms | with them |"
     )
     print("|---|---|---:|---:|---:|---:|")
-    for out in names:
-        rest = [n for n in names if n != out]
-
-        def merit(key: tuple, rest: list[str] = rest) -> tuple[bool, float]:
-            s = scores[key]
-            return (
-                all(s[n] > best[n] for n in rest),
-                sum(s[n] / best[n] for n in rest) / len(rest),
-            )
-
-        chosen = max(scores, key=merit)
+    for out, chosen in _chosen_without_each(scores, best, names):
         without = scores[(*shipped[:-1], 0.0)][out]
         print(
             f"| {out} | {chosen} | {scores[chosen][out]:.4f} | {best[out]:.4f} | "
@@ -561,24 +579,7 @@ def holdout_second(names: list[str]) -> None:
     on the held-out set."""
     import itertools
 
-    from ranx import Qrels, Run
-    from ranx import evaluate as ranx_evaluate
-
-    data = {}
-    for name in names:
-        with (CACHE / f"tune_{name}.pkl").open("rb") as fh:
-            data[name] = pickle.load(fh)
-
-    def ndcg(name: str, fn: Callable[[Row], dict[str, float]]) -> float:
-        rows = data[name]["rows"]
-        run = Run({r["q"]: (fn(r) or {"__none__": 0.0}) for r in rows})
-        qrels = Qrels({r["q"]: data[name]["qrels"][r["q"]] for r in rows})
-        return float(ranx_evaluate(qrels, run, "ndcg@10", make_comparable=True))
-
-    singles = variants()
-    best = {
-        n: max(ndcg(n, singles["keywords only"]), ndcg(n, singles["vectors only"])) for n in names
-    }
+    ndcg, best = _scorer(names)
     grid: list[tuple[str, float, str, float]] = [
         ("none", 0.0, "-", synonym) for synonym in (0.0, 0.3)
     ]
@@ -613,17 +614,7 @@ def holdout_second(names: list[str]) -> None:
         "no second vector, near-synonyms 0.3 |"
     )
     print("|---|---|---:|---:|---:|---:|")
-    for out in names:
-        rest = [n for n in names if n != out]
-
-        def merit(key: tuple, rest: list[str] = rest) -> tuple[bool, float]:
-            s = scores[key]
-            return (
-                all(s[n] > best[n] for n in rest),
-                sum(s[n] / best[n] for n in rest) / len(rest),
-            )
-
-        chosen = max(scores, key=merit)
+    for out, chosen in _chosen_without_each(scores, best, names):
         print(
             f"| {out} | {chosen} | {scores[chosen][out]:.4f} | {best[out]:.4f} | "
             f"{scores[('none', 0.0, '-', 0.0)][out]:.4f} | "
