@@ -7,7 +7,8 @@ nDCG@10, Recall@100 and MRR@10 (computed by ranx) with queries/s and indexing ti
     python bench/retrieval.py --store both --modes fts   # SQLite and PostgreSQL side by side
 
 Vectors are cached in bench/.cache/vectors.sqlite keyed by model and text hash, so only
-the first run of a corpus pays for embedding; ranking experiments re-run in minutes.
+the first run of a corpus pays for embedding; ranking experiments re-run in minutes. `--cache`
+names another cache file: an empty one gives the document vectors of the code as it is now.
 
 `--store postgres` indexes into a new database on --pg-url's server (or on one started with
 scripts/postgres for the run) and copies the cached vectors into it: with `both`, the
@@ -400,6 +401,7 @@ def comparison_report(pairs: list[tuple[dict, dict]]) -> str:
 
 
 def main() -> None:
+    global CACHE  # --cache replaces it for the run
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="*", help="dataset folder names (default: all)")
     parser.add_argument("--max-docs", type=int)
@@ -428,11 +430,18 @@ def main() -> None:
         "--pg-url", help="PostgreSQL server for --store postgres|both (default: start one)"
     )
     parser.add_argument(
+        "--cache",
+        type=Path,
+        default=CACHE,
+        help="vector cache file (default bench/.cache/vectors.sqlite; a new file embeds afresh)",
+    )
+    parser.add_argument(
         "--out",
         help="report path without extension (.json and .md are written; default "
         "bench/results/retrieval, or retrieval_postgres with --store postgres|both)",
     )
     args = parser.parse_args()
+    CACHE = args.cache
     args.modes = args.modes.split(",")
     names = args.datasets or sorted(p.name for p in DATASETS.iterdir() if p.is_dir())
     stores = ["sqlite", "postgres"] if args.store == "both" else [args.store]
