@@ -282,6 +282,13 @@ def engine(
     return fuse(row, keyword, k=k, vector_weight=vector, bridge_weight=bridge, extra=tuple(extra))
 
 
+# The second query vectors a collected row holds (issue 16 item 4), with their labels.
+SECOND_VECTORS = (
+    ("vec_tr", "translated query's vectors"),
+    ("vec_avg", "mean of both query vectors"),
+)
+
+
 def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
     def weight(cue: float, parity: float = 0.6, power: float = 3) -> float:
         return min(4.0, (cue / parity) ** power)
@@ -362,10 +369,7 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
                     r, second_vector=v, second_scale=scale, second_gate=gate
                 )
             )
-            for v, name in (
-                ("vec_tr", "translated query's vectors"),
-                ("vec_avg", "mean of both query vectors"),
-            )
+            for v, name in SECOND_VECTORS
             for scale in (0.3, 0.5, 1.0)
             for gate in (False, True)
         },
@@ -376,10 +380,7 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
                     r, second_vector=v, second_scale=scale, second_gate=gate, second_lang="ja"
                 )
             )
-            for v, name in (
-                ("vec_tr", "translated query's vectors"),
-                ("vec_avg", "mean of both query vectors"),
-            )
+            for v, name in SECOND_VECTORS
             for scale in (0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
             for gate in (False, True)
         },
@@ -389,10 +390,7 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
                     r, synonym=w, second_vector=v, second_scale=scale, second_lang="ja"
                 )
             )
-            for v, name in (
-                ("vec_tr", "translated query's vectors"),
-                ("vec_avg", "mean of both query vectors"),
-            )
+            for v, name in SECOND_VECTORS
             for scale in (0.3, 0.5, 1.0)
             for w in (0.0, 0.3)
         },
@@ -406,10 +404,7 @@ def variants() -> dict[str, Callable[[Row], dict[str, float]]]:
                     second_complement=True,
                 )
             )
-            for v, name in (
-                ("vec_tr", "translated query's vectors"),
-                ("vec_avg", "mean of both query vectors"),
-            )
+            for v, name in SECOND_VECTORS
             for scale in (0.2, 0.3, 0.5, 1.0)
         },
     }
