@@ -446,7 +446,7 @@ def index_health(conn: Connection) -> IndexHealth:
             "SELECT DISTINCT model, dim FROM embeddings ORDER BY model, dim"
         ).fetchall()
         if not pg_vectors.has_hnsw(conn, model, int(dim))
-        and pg_vectors.model_vectors(conn, model, int(dim)) >= pg_vectors.HNSW_MIN_ROWS
+        and pg_vectors.hnsw_due(conn, model, int(dim))
     )
     return replace(
         health,

@@ -101,6 +101,11 @@ def has_hnsw(conn: Connection, model: str, dim: int) -> bool:
     return bool(found)
 
 
+def hnsw_due(conn: Connection, model: str, dim: int, adding: int = 0) -> bool:
+    """Whether (model, dim), with `adding` more vectors, has enough for its HNSW index."""
+    return model_vectors(conn, model, dim) + adding >= HNSW_MIN_ROWS
+
+
 def ensure_hnsw(
     conn: Connection, model: str, dim: int, adding: int = 0, memory: str = BUILD_MEMORY
 ) -> None:
@@ -110,7 +115,7 @@ def ensure_hnsw(
     transaction. Cosine distance: the vectors are normalised, so it orders as inner product
     does (measured no faster: bench/results/pg_vectors.md)."""
     _adapt(conn)
-    if has_hnsw(conn, model, dim) or model_vectors(conn, model, dim) + adding < HNSW_MIN_ROWS:
+    if has_hnsw(conn, model, dim) or not hnsw_due(conn, model, dim, adding):
         return
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_HNSW_LOCK,))
     conn.execute(f"SET LOCAL maintenance_work_mem = {quoted(memory)}")

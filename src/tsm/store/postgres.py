@@ -139,7 +139,7 @@ def connect(url: str) -> PgConnection:
     # never a half-written one) is a file the next `tsm index` finds changed and indexes
     # again, the same trade SQLite's WAL with synchronous=NORMAL makes (store/connect.py).
     # Waiting for the disk at every document's commit took 25 of the 85 s of a 10k-chunk
-    # `tsm index` here (bench/pg_team_server.py).
+    # `tsm index` here (bench/pg_team_server.py's corpus, timed by hand with and without).
     try:
         conn.execute("SET synchronous_commit = off")
     except psycopg.Error as exc:
