@@ -17,8 +17,11 @@ of files; the rest they found already stored); and the documents, chunks, keywor
 tags, links and names equal, row for row, those one writer alone stored.
 
 Without --url a server is started by scripts/postgres in a temp dir (fsync on, as SQLite
-syncs its WAL) and stopped after. Results: bench/results/pg_writers.md and .json, with the
-load average before and after (the machine is shared).
+syncs its WAL) and stopped after. `--delay-ms D` puts the server "on the network": the
+writers reach it through bench/delay_proxy.py, which delays every byte by D ms each way
+(a round trip 2 x D longer; the checks read the server directly). Results:
+bench/results/pg_writers.md and .json, with the load average before and after (the machine
+is shared).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -218,6 +221,30 @@ def server(url: str | None) -> Iterator[str]:
 
 
 @contextmanager
+def delayed(base: str, delay_ms: float) -> Iterator[Callable[[str], str]]:
+    """A function giving the URL by which the writers reach a database of the server at
+    `base`: through bench/delay_proxy.py when `delay_ms` is set, else the URL itself."""
+    if not delay_ms:
+        yield lambda url: url
+        return
+    parts = urlsplit(base)
+    proxy = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "delay_proxy.py"), "--to",
+         f"{parts.hostname}:{parts.port}", "--delay-ms", str(delay_ms)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proxy.stdout is not None
+        port = int(proxy.stdout.readline())
+        netloc = parts.netloc.rsplit(":", 1)[0] + f":{port}"
+        yield lambda url: urlunsplit(urlsplit(url)._replace(netloc=netloc))
+    finally:
+        proxy.kill()
+        proxy.wait()
+
+
+@contextmanager
 def database(base: str, name: str) -> Iterator[str]:
     import psycopg
 
@@ -250,6 +277,9 @@ def main() -> None:
     parser.add_argument("--writers", default="2,4", help="writer counts of the multi runs")
     parser.add_argument("--url", help="a PostgreSQL server (databases are made and dropped)")
     parser.add_argument("--name", default="pg_writers", help="results file name")
+    parser.add_argument(
+        "--delay-ms", type=float, default=0.0, help="added each way between writers and server"
+    )
     args = parser.parse_args()
     counts = [int(w) for w in args.writers.split(",")]
     # Folders: a multiple of every writer count, two or more per writer (half of a share
@@ -284,10 +314,12 @@ def main() -> None:
             )
         )
         print(runs[-1], flush=True)
-        with server(args.url) as base:
+        with server(args.url) as base, delayed(base, args.delay_ms) as reach:
             version = pg_version(base)
             with database(base, "tsm_bench_writers_1") as url:
-                seconds, results = run_writers(tsm_env(root, url, Path(tmp) / "s1"), everything)
+                seconds, results = run_writers(
+                    tsm_env(root, reach(url), Path(tmp) / "s1"), everything
+                )
                 reference = pg_rows(url)
             verdict, writes, found = check(results, reference, files, None)
             same = {t: reference[t] for t in lite} == lite
@@ -308,7 +340,8 @@ def main() -> None:
             for count in counts:
                 with database(base, f"tsm_bench_writers_{count}") as url:
                     seconds, results = run_writers(
-                        tsm_env(root, url, Path(tmp) / f"s{count}"), windows(shares, count)
+                        tsm_env(root, reach(url), Path(tmp) / f"s{count}"),
+                        windows(shares, count),
                     )
                     rows = pg_rows(url)
                 verdict, writes, found = check(results, rows, files, reference)
@@ -344,6 +377,7 @@ def report(
         "docs": args.docs,
         "postgres": version,
         "server": "your --url" if args.url else "scripts/postgres, fsync on",
+        "delay_ms": args.delay_ms,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "load_before": load_before,
@@ -358,7 +392,9 @@ def report(
         "",
         f"`{' '.join(['.venv/bin/python', 'bench/pg_writers.py', *sys.argv[1:]])}` at {when}: "
         f"{args.docs} scifact abstracts as Markdown notes, `tsm index --no-embed` per writer "
-        f"(process start included), PostgreSQL {version} ({meta['server']}), "
+        f"(process start included), PostgreSQL {version} ({meta['server']}"
+        + (f", reached through a proxy adding {args.delay_ms} ms each way" if args.delay_ms else "")
+        + "), "
         f"{meta['cpus']} CPUs shared with other work: load average "
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after.",
         "",

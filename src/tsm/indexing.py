@@ -30,11 +30,11 @@ from .config import Settings
 from .embed import Embedder, embed_document_batches, passage_text
 from .errors import EmbedderUnavailable, UserError
 from .models import Document
-from .sources import Reader, SkipFile, discover, load_bytes, reader_for
+from .sources import SkipFile, discover, load_bytes, reader_for
 from .sources.files import Reach, display, storable
 from .store import documents, failures, vectors
 from .store.chunks import chunk_document_pairs
-from .store.connect import Connection, Transaction, is_postgres
+from .store.connect import Connection, Transaction, is_postgres, pipelined
 from .text.chunk import chunk_sections
 from .text.tokenizer import compiled_user_dict, get_tokenizer
 from .workspace import IgnoreRules
@@ -134,10 +134,12 @@ def _locked(conn: Connection, paths: Sequence[str] | None, work: Callable[[], T]
     """`work()` in a transaction that first locks `paths` (documents.lock_paths; None: no
     document, as for vectors), run again when it loses a race with another writer of a
     PostgreSQL store (store/failures.retryable): the server rolled it back, so nothing of
-    it stays. Any other error, or a race lost WRITE_ATTEMPTS times, propagates."""
+    it stays. Any other error, or a race lost WRITE_ATTEMPTS times, propagates. On
+    PostgreSQL its statements are pipelined: only those whose answer the work reads wait
+    for the server."""
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         try:
-            with Transaction(conn):
+            with pipelined(conn), Transaction(conn):
                 if paths is not None:
                     documents.lock_paths(conn, paths)
                 return work()
@@ -158,12 +160,6 @@ def _remove_vanished(conn: Connection, root: Path, rel: str, doc_id: int) -> int
     if (root / rel).exists():
         return 0
     return int(documents.delete_document(conn, doc_id))
-
-
-def _session_reader(path: Path, rel: str, data: bytes) -> Document:
-    from .sources import session
-
-    return session.read(path, rel, data)
 
 
 def _session_files(settings: Settings) -> list[Path]:
@@ -449,17 +445,16 @@ def _index_file(
     rel: str,
     stored: dict[str, documents.StoredFile],
     report: IndexReport,
-    reader: Reader | None = None,
-    reach: Reach | None = None,
+    reach: Reach,
 ) -> None:
-    """Index one file. With `reach`, a symlink is followed only to a file inside it (a file
-    reached by a walk has no linked folder above it: discover does not follow those).
+    """Index one file. A symlink is followed only to a file inside `reach` (a file reached
+    by a walk has no linked folder above it: discover does not follow those).
     `stored` is the index as the run began; another writer may have changed it since, so a
     file that looks changed is looked up again before it is read."""
     old = stored.get(rel)
     for _ in range(READ_ATTEMPTS):
         try:
-            _index_file_once(settings, conn, path, rel, old, report, reader, reach)
+            _index_file_once(settings, conn, path, rel, old, report, reach)
             return
         except _FileChanged:
             old = documents.stored_file(conn, rel)
@@ -491,20 +486,15 @@ def _index_file_once(
     rel: str,
     old: documents.StoredFile | None,
     report: IndexReport,
-    reader: Reader | None,
-    reach: Reach | None,
+    reach: Reach,
 ) -> None:
     """_index_file's work; _FileChanged when the file changed between reading and storing."""
-    reader = reader or reader_for(path)
+    reader = reader_for(path)
     try:
-        if reach is None:  # a transcript: its links are followed
-            source = path.resolve()
+        source, stat = path, path.lstat()
+        if S_ISLNK(stat.st_mode):
+            source = reach.resolve(path)
             stat = source.stat()
-        else:
-            source, stat = path, path.lstat()
-            if S_ISLNK(stat.st_mode):
-                source = reach.resolve(path)
-                stat = source.stat()
     except SkipFile as outside:  # a link out of the root: drop what was indexed under its name
         report.skipped.append({"path": rel, "reason": str(outside)})
         if old:
@@ -521,12 +511,7 @@ def _index_file_once(
     if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
         report.unchanged += 1
         return
-    # Transcripts carry tool output and file snapshots: allow them to be larger.
-    limit = (
-        MAX_TRANSCRIPT_BYTES
-        if reader is _session_reader
-        else int(settings.get("index.max_file_mb") * 1024 * 1024)
-    )
+    limit = int(settings.get("index.max_file_mb") * 1024 * 1024)
     try:
         data = load_bytes(source, limit)
     except Exception as exc:
@@ -540,7 +525,7 @@ def _index_file_once(
             return
         # another writer removed or rewrote it meanwhile: store this content anew
     try:
-        assert reader is not None
+        assert reader is not None  # discover yields only the kinds a reader reads
         doc = reader(path, rel, data)
     except Exception as exc:  # a reader bug must cost one file, never the whole run
         _cannot_read(conn, rel, old, exc, report)

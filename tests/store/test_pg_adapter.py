@@ -6,6 +6,7 @@ import pytest
 
 from tsm.errors import ConfigError
 from tsm.store import postgres
+from tsm.store.connect import Transaction, pipelined
 
 
 def test_percent_is_an_operator_with_or_without_parameters(pg_url: str) -> None:
@@ -33,6 +34,56 @@ def test_transactions_follow_the_store_s_begin_and_commit(pg_url: str) -> None:
         changes = conn.total_changes
         conn.execute("INSERT INTO t(x) VALUES (?)", (3,))
         assert conn.total_changes == changes + 1
+    finally:
+        conn.close()
+
+
+def test_a_pipelined_transaction_reads_what_it_needs_and_counts_its_writes(pg_url: str) -> None:
+    """Inside `pipelined`, a statement's result is waited for when it is read, and the rows
+    written count in total_changes (the daemon's writer compares it) once the block ends."""
+    conn = postgres.connect(pg_url)
+    try:
+        conn.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+        before = conn.total_changes
+        with pipelined(conn), Transaction(conn):
+            conn.executemany("INSERT INTO t(x) VALUES (?)", [(1,), (2,)])
+            assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 2
+            assert conn.execute("UPDATE t SET x = x + 10 WHERE x = ?", (1,)).rowcount == 1
+            assert [r[0] for r in conn.execute("SELECT x FROM t ORDER BY x")] == [2, 11]
+            conn.execute("INSERT INTO t(x) VALUES (?)", (3,))
+        assert conn.total_changes == before + 4
+        assert not conn.in_transaction
+        assert [r[0] for r in conn.execute("SELECT x FROM t ORDER BY x")] == [2, 3, 11]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("read_inside", [False, True], ids=["found at commit", "found inside"])
+def test_an_error_in_a_pipeline_leaves_nothing_and_the_connection_usable(
+    pg_url: str, read_inside: bool
+) -> None:
+    """A failing statement may be found only when COMMIT's sync comes back (the server then
+    skipped the COMMIT), or at a read inside the block: either way the error is raised, the
+    transaction leaves nothing, and the next one runs (indexing._locked runs it again)."""
+    import psycopg
+
+    conn = postgres.connect(pg_url)
+    try:
+        conn.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+        conn.execute("INSERT INTO t(x) VALUES (1)")
+        before = conn.total_changes
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            with pipelined(conn), Transaction(conn):
+                conn.execute("INSERT INTO t(x) VALUES (?)", (5,))
+                conn.execute("INSERT INTO t(x) VALUES (?)", (1,))  # already there
+                conn.execute("INSERT INTO t(x) VALUES (?)", (6,))
+                if read_inside:
+                    conn.execute("SELECT count(*) FROM t").fetchone()
+        assert not conn.in_transaction
+        assert conn.total_changes == before
+        with pipelined(conn), Transaction(conn):
+            conn.execute("INSERT INTO t(x) VALUES (?)", (7,))
+        assert [r[0] for r in conn.execute("SELECT x FROM t ORDER BY x")] == [1, 7]
     finally:
         conn.close()
 

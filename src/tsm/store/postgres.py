@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from ..config import check_store_url
@@ -34,23 +35,36 @@ def _translate(sql: str) -> str:
 
 
 class PgCursor:
-    """The part of sqlite3.Cursor the store uses: iteration, fetchone/fetchall, rowcount."""
+    """The part of sqlite3.Cursor the store uses: iteration, fetchone/fetchall, rowcount.
 
-    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+    Sent inside PgConnection.pipelined, a statement's result arrives only when the pipeline
+    syncs: reading it (rows, rowcount) syncs first, so the caller waits where it needs the
+    answer and nowhere else."""
+
+    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline | None) -> None:
         self._cursor = cursor
+        self._pipeline = pipeline
+
+    def _ready(self) -> psycopg.Cursor[Any]:
+        if self._pipeline is not None and self._cursor.pgresult is None:
+            self._pipeline.sync()
+        return self._cursor
 
     def fetchone(self) -> Any:
-        return self._cursor.fetchone() if self._cursor.description else None
+        cursor = self._ready()
+        return cursor.fetchone() if cursor.description else None
 
     def fetchall(self) -> list[Any]:
-        return self._cursor.fetchall() if self._cursor.description else []
+        cursor = self._ready()
+        return cursor.fetchall() if cursor.description else []
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._cursor) if self._cursor.description else iter(())
+        cursor = self._ready()
+        return iter(cursor) if cursor.description else iter(())
 
     @property
     def rowcount(self) -> int:
-        return self._cursor.rowcount
+        return self._ready().rowcount
 
 
 class PgConnection:
@@ -63,6 +77,8 @@ class PgConnection:
         self.raw = conn
         self.url = url
         self.total_changes = 0  # rows written, like sqlite3.Connection.total_changes
+        self._pipeline: psycopg.Pipeline | None = None
+        self._sent: list[psycopg.Cursor[Any]] = []  # in the pipeline, not counted yet
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> PgCursor:
         if sql.lstrip().upper().startswith("BEGIN IMMEDIATE"):
@@ -72,17 +88,52 @@ class PgConnection:
             cursor.execute(_translate(sql), _storable(params))  # type: ignore[call-overload]
         else:  # no parameters: psycopg reads no placeholders, so `%` stays as written
             cursor.execute(sql)  # type: ignore[call-overload]
-        if cursor.rowcount > 0 and cursor.statusmessage and _writes(cursor.statusmessage):
-            self.total_changes += cursor.rowcount
-        return PgCursor(cursor)
+        self._count(cursor)
+        return PgCursor(cursor, self._pipeline)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
         batch = list(rows)
         cursor = self.raw.cursor()
         if batch:
             cursor.executemany(_translate(sql), [_storable(row) for row in batch])  # type: ignore[arg-type]
-            self.total_changes += max(cursor.rowcount, 0)
-        return PgCursor(cursor)
+            self._count(cursor)
+        return PgCursor(cursor, self._pipeline)
+
+    def _count(self, cursor: psycopg.Cursor[Any]) -> None:
+        """Add a statement's written rows to total_changes, once its result is in."""
+        if self._pipeline is not None:
+            self._sent.append(cursor)
+        elif cursor.rowcount > 0 and cursor.statusmessage and _writes(cursor.statusmessage):
+            self.total_changes += cursor.rowcount
+
+    @contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Send the statements of the block without waiting for each one's result
+        (psycopg's pipeline mode): a result is waited for when it is read, and all of them
+        when the block ends. A document's write is a dozen statements of which three return
+        something the next ones need; the others cost no round trip of their own.
+
+        An error surfaces where the pipeline next syncs, inside the block or at its end,
+        so wrap whole transactions (BEGIN to COMMIT) in it."""
+        if self._pipeline is not None:  # already in one
+            yield
+            return
+        try:
+            with self.raw.pipeline() as pipeline:
+                self._pipeline = pipeline
+                yield
+        except BaseException:
+            # A statement that failed at the last sync (a COMMIT's) made the server skip the
+            # rest, COMMIT included: its transaction is still open, aborted.
+            self._pipeline = None
+            with suppress(Exception):  # a server gone cannot roll back; the error says so
+                self.rollback()
+            raise
+        finally:
+            self._pipeline = None
+            sent, self._sent = self._sent, []
+        for cursor in sent:  # every result is in now
+            self._count(cursor)
 
     @property
     def in_transaction(self) -> bool:
