@@ -249,6 +249,37 @@ def test_completion_scripts_load(tsm: Any, tmp_path: Path, shell: str) -> None:
     assert check.returncode == 0, check.stderr
 
 
+def test_completion_registers_tsm_and_kb(tsm: Any, tmp_path: Path) -> None:
+    """Installed as the README says, the script makes the shell complete both names: bash
+    sourcing it (the bash-completion folder), zsh loading it from $fpath by its `#compdef`
+    line or by `eval`."""
+    bash_script = tmp_path / "tsm.bash"
+    bash_script.write_text(tsm("completion", "bash").out)
+    done = subprocess.run(
+        ["bash", "-c", f'source "{bash_script}"; complete -p tsm; complete -p kb'],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[-1] for line in done.stdout.splitlines()] == ["tsm", "kb"], done.stdout
+    zsh = shutil.which("zsh")
+    if zsh is None:
+        pytest.skip("zsh is not installed")
+    fpath = tmp_path / "zfunc"
+    fpath.mkdir()
+    (fpath / "_tsm").write_text(tsm("completion", "zsh").out)
+    show = "echo tsm=$_comps[tsm] kb=$_comps[kb]"
+    for load in (f"fpath=({fpath} $fpath)", ""), ("", f'eval "$(<{fpath}/_tsm)"'):
+        done = subprocess.run(
+            [zsh, "-f", "-c", f"{load[0]}; autoload -Uz compinit; compinit -D; {load[1]}; {show}"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+        names = dict(pair.split("=") for pair in done.stdout.split())
+        assert names["tsm"] and names["kb"], (load, done.stdout, done.stderr)
+
+
 def test_completion_completes_commands_and_choices(tsm: Any, tmp_path: Path) -> None:
     bash_script = tmp_path / "tsm.bash"
     bash_script.write_text(tsm("completion", "bash").out)

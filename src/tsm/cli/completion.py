@@ -45,10 +45,16 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
         for action in command._actions:
             if not action.option_strings and action.dest in PATH_ARGUMENTS:
                 action.complete = shtab.FILE  # type: ignore[attr-defined]
-    text = str(shtab.complete(parser, shell=shell))
+    # shtab ends its bash script without a newline: a line appended to it must start one, or
+    # it joins shtab's own `complete … tsm` line and neither name gets completion.
+    text = str(shtab.complete(parser, shell=shell)).rstrip("\n") + "\n"
     if shell == "bash":
         return text + "complete -o filenames -F _shtab_tsm kb\n"
-    return text + "compdef _shtab_tsm kb\n"
+    # zsh loads the file two ways: from $fpath, where its `#compdef` line names the commands
+    # (the body then only runs on a TAB press), or sourced, where its `compdef` call does.
+    return text.replace("#compdef tsm\n", "#compdef tsm kb\n", 1).replace(
+        "compdef _shtab_tsm -N tsm\n", "compdef _shtab_tsm -N tsm kb\n", 1
+    )
 
 
 def subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
