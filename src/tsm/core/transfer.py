@@ -43,7 +43,7 @@ from ..config import Settings
 from ..errors import StorageFailure, TsmError, UserError
 from ..statedir import private_dir
 from ..store import portable
-from ..store.connect import Connection, Transaction, is_postgres, open_store
+from ..store.connect import Connection, Transaction, is_postgres, open_store, pipelined
 from ..store.documents import KeywordSource
 
 FORMAT = "tsm-export"
@@ -253,7 +253,7 @@ def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) 
         if items:
             portable.write_vectors(conn, model, items)
 
-    with Transaction(conn):
+    with pipelined(conn), Transaction(conn):  # a round trip per document, not per row
         if not portable.is_empty(conn):
             if not replace:
                 docs, chunks, vecs = portable.counts(conn)
