@@ -126,6 +126,13 @@ def test_every_setting_has_a_tsm_env_var_and_help() -> None:
         assert isinstance(setting.default, setting.type)
 
 
+def test_every_number_has_bounds_that_hold_its_default() -> None:
+    for setting in SETTINGS:
+        if setting.type in (int, float):
+            low, high = config.BOUNDS[setting.key]
+            assert low <= setting.default <= high, setting.key
+
+
 def test_load_does_not_read_os_environ(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TSM_TOP_K", "99")
     assert ws.load().get("search.top_k") == 10

@@ -6,6 +6,7 @@ the README table and the loader cannot drift apart (tests/test_docs.py checks th
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -135,6 +136,28 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}
+
+# The values each number may take, from any source (a tsm.toml the user never vetted, the
+# user's config, the environment): a value outside them is a ConfigError naming it, never
+# a hang (`chunking.max_chars = 0` split every text forever), an overflow deep in a search
+# (`search.candidates` past SQLite's integers) or NaN/Infinity in the JSON output (`nan`
+# and `inf` are TOML floats; a non-finite number is refused whatever its range). Every
+# numeric setting is listed (tests/test_config.py).
+# MAX_WEIGHT bounds the weights and half-lives of [[content_dirs]] and [status_weights] too:
+# the product of a status weight and a folder weight stays finite.
+MAX_WEIGHT = 1_000_000
+BOUNDS: dict[str, tuple[float, float]] = {
+    "search.top_k": (1, 10_000),  # as `-k` (core/request.MAX_TOP_K)
+    "search.rrf_k": (0, 1_000_000),
+    "search.candidates": (1, 100_000),
+    "search.keyword_parity": (0, 1_000),
+    "embedding.batch_size": (1, 10_000),
+    "chunking.max_chars": (100, 10_000_000),
+    "sessions.weight": (0, MAX_WEIGHT),
+    "sessions.half_life_days": (0, MAX_WEIGHT),
+    "ranking.half_life_days": (0, MAX_WEIGHT),
+    "index.max_file_mb": (0, 100_000),
+}
 
 # What each setting could do if someone else wrote the tsm.toml (README "Trust model"). None:
 # nothing beyond ranking and which files inside the index root are indexed, so a tsm.toml in
@@ -446,10 +469,11 @@ def _coerce(setting: Setting, raw: Any, where: str) -> Any:
             f"{where} = {raw!r} is not a valid {setting.type.__name__}",
             f"example: {setting.default!r}",
         ) from None
-    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-        raise ConfigError(
-            f"{where} = {raw!r} must not be negative", f"example: {setting.default!r}"
-        )
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        low, high = BOUNDS.get(setting.key, (0, math.inf))
+        if not math.isfinite(value) or not low <= value <= high:
+            shown = f"from {low:,} to {high:,}" if math.isfinite(high) else f"at least {low}"
+            raise ConfigError(f"{where} = {raw!r} must be {shown}", f"example: {setting.default!r}")
     return value
 
 
@@ -515,10 +539,11 @@ def _content_dirs(raw: Any, path: Path) -> tuple[ContentDir, ...]:
         half_life = entry.get("half_life_days")
         category = entry.get("category")
         for key, value in (("weight", weight), ("half_life_days", half_life)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
-            ):
-                raise ConfigError(f"{path}: content_dirs.{key} = {value!r} must be a number >= 0")
+            if value is not None and not _weight(value):
+                raise ConfigError(
+                    f"{path}: content_dirs.{key} = {value!r} must be a number from 0 to "
+                    f"{MAX_WEIGHT:,}"
+                )
         if category is not None and not isinstance(category, str):
             raise ConfigError(f"{path}: content_dirs.category = {category!r} must be a string")
         dirs.append(ContentDir(rel, float(weight), half_life, category))
@@ -537,7 +562,22 @@ def _status_weights(raw: Any, path: Path) -> dict[str, float]:
         raise ConfigError(f"{path}: status_weights must be a table")
     out = {}
     for name, value in raw.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise ConfigError(f"{path}: status_weights.{name} = {value!r} must be a number >= 0")
+        if not _weight(value):
+            raise ConfigError(
+                f"{path}: status_weights.{name} = {value!r} must be a number from 0 to "
+                f"{MAX_WEIGHT:,}"
+            )
         out[str(name).lower()] = float(value)
     return out
+
+
+def _weight(value: Any) -> bool:
+    """Whether `value` is a number fit for a weight or half-life: not a bool, not NaN, not
+    infinite (TOML's `nan` and `inf`, which would reach the JSON as NaN and Infinity), from 0
+    to MAX_WEIGHT."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= MAX_WEIGHT
+    )
