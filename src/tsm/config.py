@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from . import locate
 from .errors import ConfigError
@@ -480,24 +481,37 @@ def _coerce(setting: Setting, raw: Any, where: str) -> Any:
 STORE_SCHEMES = ("postgresql", "postgres")
 
 
+# libpq also takes the password as a parameter: ?password=... (to the next '&': libpq reads
+# no fragment, a '#' is the password's)
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&]*", re.IGNORECASE)
+# A '%' that does not start a percent-encoded byte, or encodes NUL: libpq refuses the URL
+# and quotes the whole part that holds it, a password too.
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})|%00")
+
+
 def redacted_url(url: str) -> str:
-    """`url` without its password: what status, doctor and error messages show."""
+    """`url` without its password: what status, doctor and error messages show.
+
+    Worked out on the text, not on urlsplit's parts: a password holding a character that a
+    URL reserves (`/ ? # @`) ends urlsplit's user part early, and the rest of it would show.
+    Everything from the user's ':' to the last '@' is hidden (more than the password when
+    a query holds an '@', never less)."""
     try:
-        parts = urlsplit(url)
+        scheme = urlsplit(url).scheme
     except ValueError:
         return "<unparsable URL>"
-    if not parts.scheme:  # not a URL (a libpq "key=value" string?): show no value of it
+    if not scheme:  # not a URL (a libpq "key=value" string?): show no value of it
         return "<not a URL>"
-    if parts.query:  # libpq also takes the password as a parameter: ?password=...
-        query = "&".join(
-            "password=***" if pair.split("=", 1)[0].lower() == "password" else pair
-            for pair in parts.query.split("&")
-        )
-        parts = parts._replace(query=query)
-    if parts.password is None:
-        return urlunsplit(parts)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    start = len(scheme) + 1
+    if url[start : start + 2] == "//":
+        start += 2
+    rest = _QUERY_PASSWORD.sub(r"\1***", url[start:])
+    at = rest.rfind("@")
+    if at >= 0:
+        user, colon, _ = rest[:at].partition(":")
+        if colon:
+            rest = f"{user}:***{rest[at:]}"
+    return url[:start] + rest
 
 
 def check_store_url(url: str, where: str = "store.url") -> str:
@@ -506,11 +520,35 @@ def check_store_url(url: str, where: str = "store.url") -> str:
     url = url.strip()
     if not url:
         return ""
+    # libpq quotes the part of a URL it cannot read, and urlsplit's errors quote a port that
+    # is a password's start: each case gets a message of its own, with the URL redacted.
+    encode = "percent-encode it in the URL"
+    if any(c.isspace() for c in url):
+        raise ConfigError(f"{where}: {redacted_url(url)!r} holds a space", f"{encode} (%20)")
+    if _BAD_PERCENT.search(url):
+        raise ConfigError(
+            f"{where}: {redacted_url(url)!r} holds a '%' that is not a percent-encoded byte",
+            f"{encode}: a '%' in a password is %25",
+        )
+    authority = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
+    if authority.count("@") > 1:  # libpq's user part ends at the first '@', urlsplit's last
+        raise ConfigError(
+            f"{where}: {redacted_url(url)!r} holds an '@' in its user or password",
+            f"{encode}: '@' is %40",
+        )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError as exc:
-        raise ConfigError(f"{where}: {redacted_url(url)!r} is not a valid URL ({exc})") from None
+        reason = (
+            "its port is not a number from 0 to 65535"
+            if str(exc).startswith("Port")
+            else "its host cannot be read"
+        )
+        raise ConfigError(
+            f"{where}: {redacted_url(url)!r} is not a valid URL: {reason}",
+            f"a '/', '?' or '#' in a password ends the host part early: {encode} (%2F, %3F, %23)",
+        ) from None
     if parts.scheme not in STORE_SCHEMES:
         raise ConfigError(
             f"{where}: {redacted_url(url)!r} is not a PostgreSQL URL",
