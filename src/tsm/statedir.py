@@ -141,6 +141,55 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
+# The largest state-dir file tsm reads whole (synonyms.csv, user_dict.csv): far past any
+# hand-written table, and a bound on what one search reads.
+STATE_FILE_MAX_BYTES = 16 * 1024 * 1024
+
+
+def read_state_file(path: Path, cap: int = STATE_FILE_MAX_BYTES) -> bytes | None:
+    """The bytes of a file the user keeps in the state dir, or None when there is none.
+
+    A cloned repository can ship a `.tsm/` whose synonyms.csv is a link to /dev/zero (read
+    until memory runs out), to a FIFO (a search that never ends) or to a file outside the
+    index root: such a file is an UnsafePath, as is one over `cap` bytes (never trusting
+    st_size, which a growing file misreports). Opening never follows the final symlink and
+    never blocks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise UnsafePath(
+                f"refusing to read {path}: it is a symlink", "put the file itself there"
+            ) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePath(f"refusing to read {path}: it is not a regular file")
+        parts: list[bytes] = []
+        left = cap + 1
+        while left > 0:
+            block = os.read(fd, min(left, 1024 * 1024))
+            if not block:
+                break
+            parts.append(block)
+            left -= len(block)
+        if left <= 0:
+            raise UnsafePath(f"refusing to read {path}: it is larger than {cap:,} bytes")
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def is_state_file(path: Path) -> bool:
+    """Whether `path` is a regular file itself, not a symlink (to one or to anything else)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 @contextmanager
 def private_umask() -> Iterator[None]:
     """Files and sockets made inside are born 0600/0700: for creators that take no mode

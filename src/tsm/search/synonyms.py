@@ -4,9 +4,13 @@ is re-read whenever it changes, so edits apply to the next search with no sync s
 from __future__ import annotations
 
 import csv
+import io
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from ..errors import UnsafePath
+from ..statedir import read_state_file
 
 _cache: dict[Path, tuple[float, dict[str, set[str]]]] = {}
 _lock = threading.Lock()
@@ -25,10 +29,13 @@ def load_synonyms(path: Path, normalize: Callable[[str], list[str]]) -> dict[str
             return cached[1]
     table: dict[str, set[str]] = {}
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            lines = [line for line in fh if line.strip() and not line.lstrip().startswith("#")]
-    except (OSError, UnicodeDecodeError):
+        # Regular, not a link, capped (statedir.read_state_file): a cloned repository's
+        # `.tsm/synonyms.csv -> /dev/zero` read every search until memory ran out.
+        data = read_state_file(path)
+        text = io.StringIO("" if data is None else data.decode("utf-8"), newline="")
+    except (OSError, UnicodeDecodeError, UnsafePath):
         return {}
+    lines = [line for line in text if line.strip() and not line.lstrip().startswith("#")]
     for row in csv.reader(lines):
         cells = [c.strip() for c in row if c.strip()]
         if len(cells) < 2:

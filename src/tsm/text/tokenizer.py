@@ -5,6 +5,7 @@ tokenizer. Queries are tokenized the same way. The choice is measured in the REA
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import unicodedata
@@ -55,9 +56,20 @@ class JapaneseTokenizer:
             from sudachipy import Config, Dictionary, SplitMode
 
             config = Config(user=[str(self._user_dict)]) if self._user_dict else None
-            dictionary = (
-                Dictionary(dict="core", config=config) if config else Dictionary(dict="core")
-            )
+            try:
+                dictionary = (
+                    Dictionary(dict="core", config=config) if config else Dictionary(dict="core")
+                )
+            except Exception as exc:
+                if config is None:
+                    raise
+                # A `.tsm/user_dict.dic` a cloned repository shipped, or a broken build.
+                from ..errors import ConfigError
+
+                raise ConfigError(
+                    f"{self._user_dict}: cannot load the user dictionary: {exc}",
+                    "remove it; tsm builds it again from user_dict.csv",
+                ) from None
             analyzer = dictionary.tokenizer(mode=SplitMode.A)
         try:
             yield analyzer
@@ -120,9 +132,20 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
     """`<state dir>/user_dict.csv` (Sudachi's user-dictionary CSV) compiled to user_dict.dic,
     rebuilt when the CSV is newer. Changing it changes tokenization: run `tsm reindex fts`."""
     source, compiled = state_dir / "user_dict.csv", state_dir / "user_dict.dic"
-    if not source.is_file():
+    if not os.path.lexists(source):
         return None
-    if compiled.is_file() and compiled.stat().st_mtime >= source.stat().st_mtime:
+    from ..statedir import is_state_file
+
+    if not is_state_file(source):
+        # A cloned repository's `.tsm/user_dict.csv -> ~/.ssh/id_rsa` (or /dev/zero) would
+        # be read by the build, and its lines quoted in the error.
+        from ..errors import ConfigError
+
+        raise ConfigError(
+            f"{source} is a symlink or not a regular file; tsm reads only the file itself",
+            "replace the link with the CSV, or remove it",
+        )
+    if is_state_file(compiled) and compiled.stat().st_mtime >= source.stat().st_mtime:
         return compiled
     import subprocess
     import sys

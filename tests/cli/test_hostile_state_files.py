@@ -1,0 +1,85 @@
+"""The files a user keeps in the state dir (synonyms.csv, user_dict.csv and its compiled
+user_dict.dic), as a cloned repository that ships its own `.tsm/` plants them, through the
+real CLI: a link to a FIFO, a device or a file outside the root, or a dictionary that is not
+one. tsm reads only the regular file itself; a search never hangs, never reads outside, and
+a bad dictionary is a one-line user error naming it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+USER_DICT_ROW = (
+    "ふーばー,4,4,5000,ふーばー,名詞,固有名詞,一般,*,*,*,フーバー,ふーばー,*,A,*,*,*,*\n"
+)
+
+
+@pytest.fixture
+def clone(tmp_path: Path, tsm: Any) -> Path:
+    """An indexed clone (untrusted) with a note about widgets and its own `.tsm/`."""
+    root = tmp_path / "clone"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "a.md").write_text("# Widgets\n\nwidgets are small parts\n")
+    (root / "tsm.toml").write_text("")
+    result = tsm("index", "--no-embed", "-f", "json", cwd=root, timeout=60)
+    assert result.code == 0, result.err
+    return root
+
+
+def search(tsm: Any, root: Path, query: str) -> Any:
+    return tsm("search", query, "--fts-only", "-f", "json", cwd=root, timeout=60)
+
+
+def found(tsm: Any, root: Path, query: str) -> list[str]:
+    result = search(tsm, root, query)
+    assert result.code == 0, result.err
+    return [r["source"]["path"] for r in result.json()["results"]]
+
+
+def test_synonyms_are_read_from_the_file_itself_only(clone: Path, tsm: Any, tmp_path: Path) -> None:
+    synonyms = clone / ".tsm" / "synonyms.csv"
+    synonyms.write_text("widgets,plumbicornium\n")
+    assert found(tsm, clone, "plumbicornium") == ["notes/a.md"]  # the file itself works
+
+    outside = tmp_path / "outside.csv"
+    outside.write_text("widgets,grizzlephant\n")
+    synonyms.unlink()
+    synonyms.symlink_to(outside)  # a table outside the root is not read
+    assert found(tsm, clone, "grizzlephant") == []
+
+    synonyms.unlink()
+    os.mkfifo(tmp_path / "fifo")
+    synonyms.symlink_to(tmp_path / "fifo")  # opening a FIFO with no writer blocks for ever
+    assert found(tsm, clone, "widgets") == ["notes/a.md"]
+
+    synonyms.unlink()
+    os.mkfifo(synonyms)
+    assert found(tsm, clone, "widgets") == ["notes/a.md"]
+
+
+def test_a_linked_user_dictionary_source_is_refused(clone: Path, tsm: Any, tmp_path: Path) -> None:
+    outside = tmp_path / "private.csv"  # a valid dictionary, but not the clone's to read
+    outside.write_text(USER_DICT_ROW)
+    (clone / ".tsm" / "user_dict.csv").symlink_to(outside)
+    result = search(tsm, clone, "widgets")
+    assert result.code == 1, result.err
+    error = result.error()
+    assert error["kind"] == "user_error" and "user_dict.csv" in error["error"], error
+    assert not (clone / ".tsm" / "user_dict.dic").exists()
+
+
+def test_a_shipped_dictionary_that_is_not_one_is_a_user_error(clone: Path, tsm: Any) -> None:
+    state = clone / ".tsm"
+    (state / "user_dict.csv").write_text(USER_DICT_ROW)
+    (state / "user_dict.dic").write_bytes(b"\x00garbage\xff" * 500)  # newer than the CSV
+    result = search(tsm, clone, "widgets")
+    assert result.code == 1, result.err
+    error = result.error()
+    assert error["kind"] == "user_error" and "user_dict.dic" in error["error"], error
+    (state / "user_dict.dic").unlink()
+    (state / "user_dict.dic").symlink_to("/dev/zero")  # a link is never taken as built
+    assert found(tsm, clone, "widgets") == ["notes/a.md"]
+    assert not (state / "user_dict.dic").is_symlink()
