@@ -4,6 +4,7 @@ and the byte-level checks shared by every text reader (decode_text, load_bytes).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,10 +173,11 @@ def test_unclosed_frontmatter_is_body() -> None:
     assert body.startswith("---\ntitle: X")
 
 
-def test_frontmatter_only_file_has_no_sections() -> None:
+def test_frontmatter_only_file_is_one_section_of_its_title() -> None:
     doc = read_md("---\ntitle: Only metadata\n---\n")
     assert doc.title == "Only metadata"
-    assert doc.sections == ()
+    assert [(s.heading, s.text) for s in doc.sections] == [("", "Only metadata")]
+    assert read_md("---\ntags: [a]\n---\n").sections == ()  # no title: nothing to find
 
 
 # --- inline tags -----------------------------------------------------------------------------
@@ -451,3 +453,33 @@ def test_example_vault_notes_parse() -> None:
         rel = note.relative_to(vault).as_posix()
         doc = read(note, rel, note.read_bytes())
         assert doc.title and doc.sections, rel
+
+
+# --- notes without body text ---------------------------------------------------------------
+
+
+def test_a_note_of_headings_or_frontmatter_alone_is_found_by_its_words(
+    tsm: Any, vault: Path
+) -> None:
+    """A quick note that is one heading (or a few), or frontmatter with a title and nothing
+    under it, gave no section and so no chunk: indexed, yet no search could find it."""
+    notes = {
+        "inbox/dentist.md": "# 歯医者の予約 Zephyrdent 11/30\n",
+        "inbox/plan.md": "# Plan Quillmoor\n\n## Later\n",
+        "inbox/front.md": "---\ntitle: Marigoldfen reading list\ntags: [books]\n---\n",
+    }
+    for rel, text in notes.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    assert tsm("index", "--no-embed", "-f", "json").code == 0
+    for rel, word in (
+        ("inbox/dentist.md", "Zephyrdent"),
+        ("inbox/dentist.md", "歯医者"),
+        ("inbox/plan.md", "Quillmoor"),
+        ("inbox/front.md", "Marigoldfen"),
+    ):
+        found = tsm("search", word, "--fts-only", "-f", "json")
+        assert found.code == 0, found.err
+        assert [r["source"]["path"] for r in found.json()["results"]][:1] == [rel], word
+    info = tsm("info", "inbox/dentist.md", "-f", "json").json()
+    assert info["chunk_count"] == 1 and info["sections"] == ["歯医者の予約 Zephyrdent 11/30"]

@@ -69,6 +69,8 @@ def read(path: Path, rel: str, data: bytes) -> Document:
     sections, headings_h1, links = _parse_body(body, body_line)
     inline_tags = _prose_tags(body)
     title = _str(meta.get("title")) or (headings_h1[0] if headings_h1 else "") or path.stem
+    if not sections and _str(meta.get("title")):  # frontmatter alone: found by its title
+        sections = [Section("", title, line=1)]
     tags = _unique([*_as_list(meta.get("tags")), *_as_list(meta.get("tag")), *inline_tags])
     updated = _date(meta.get("updated")) or _date(meta.get("modified"))
     date = _date(meta.get("date"))
@@ -137,6 +139,9 @@ def _load_yaml(text: str) -> Any:
 
 def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
     sections: list[Section] = []
+    # Each heading as a section of its own words: the note's sections when no heading has
+    # text under it (a note that is one heading, `# 歯医者 11/30 15:00`, is found by it).
+    headings: list[Section] = []
     h1s: list[str] = []
     links: list[Link] = []
     stack: list[tuple[int, str]] = []
@@ -174,6 +179,8 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, title))
+            if title:
+                headings.append(Section(" > ".join(h for _, h in stack), title, line=lineno))
             if level == 1:
                 h1s.append(title)
             continue
@@ -185,7 +192,7 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
             if not _SCHEME.match(target) and not target.startswith("#"):
                 links.append(Link(unquote(target.split("#")[0]), "markdown"))
     flush(0)
-    return sections, h1s, links
+    return sections or headings, h1s, links
 
 
 @functools.cache
