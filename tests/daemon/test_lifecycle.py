@@ -96,6 +96,24 @@ def test_doctor_through_the_daemon(daemon: Harness) -> None:
     assert "integrity" in human.out and human.code == 0
 
 
+def test_a_daemon_with_other_settings_is_not_reported_as_serving_this_command(
+    daemon: Harness,
+) -> None:
+    """A daemon started before the user set TSM_STORE_URL (or any setting) serves none of
+    their commands: `start`, `status` and `doctor` say so, not just "running"."""
+    other = {"TSM_TOP_K": "3"}  # any setting the daemon was not started with
+    again = daemon.cli("start", "-f", "json", env=other).json()
+    assert again["started"] is False and again["other_settings"] is True
+    assert "other settings" in daemon.cli("start", "-f", "human", env=other).out
+    assert daemon.cli("status", "-f", "json", env=other).json()["daemon"]["other_settings"]
+    report = daemon.cli("doctor", "-f", "json", env=other).json()
+    check = {s["name"]: s["items"] for s in report["sections"]}["daemon"][0]
+    assert check["status"] == "warn" and "tsm restart" in check["fix"], check
+    same = daemon.cli("start", "-f", "json").json()
+    assert same["started"] is False and "other_settings" not in same
+    assert "other_settings" not in daemon.cli("status", "-f", "json").json()["daemon"]
+
+
 def test_status_sections_through_the_daemon(daemon: Harness) -> None:
     status = daemon.status()
     assert status["daemon"]["state"] == "running"

@@ -107,7 +107,14 @@ def run_start(args: argparse.Namespace) -> int:
     before = daemon_state(settings)
     if before["state"] == "running":
         data = {"started": False, "running": True, "pid": before["pid"], "socket": before["socket"]}
-        emit(args, data, f"the daemon is already running (pid {before['pid']})")
+        human = f"the daemon is already running (pid {before['pid']})"
+        if before.get("other_settings"):
+            data["other_settings"] = True
+            human += (
+                ", but with other settings than this command's (another store, model or"
+                " tsm.toml value), so it does not serve them; `tsm restart` runs it with these"
+            )
+        emit(args, data, human)
         return 0
     if not ensure_started(settings, START_WAIT):
         log = settings.state_dir / "logs"

@@ -114,11 +114,17 @@ def _exited(pid: int) -> bool:
 
 
 def _answers(paths: StatePaths) -> bool:
+    return _ping(paths) is not None
+
+
+def _ping(paths: StatePaths) -> dict[str, Any] | None:
+    """The daemon's ping reply (pid, version, its settings' fingerprint), None when none
+    answers."""
     try:
-        call(paths.socket, "ping", {}, None, 2.0)
-        return True
+        reply = call(paths.socket, "ping", {}, None, 2.0)
     except (Unavailable, errors.TsmError):
-        return False
+        return None
+    return reply if isinstance(reply, dict) else {}
 
 
 def spawn(settings: Settings) -> int:
@@ -182,7 +188,14 @@ def daemon_state(settings: Settings) -> dict[str, Any]:
             return base | {"state": "foreign", "warning": str(exc)}
         except Unavailable:
             pass
-        if _answers(paths):
+        reply = _ping(paths)
+        if reply is not None:
+            # A daemon started with another environment (TSM_STORE_URL, a model, a tsm.toml
+            # since changed) serves none of this command's work: say so rather than "running".
+            from .fingerprint import settings_fingerprint
+
+            if reply.get("config") not in (None, settings_fingerprint(settings)):
+                return base | {"state": "running", "other_settings": True}
             return base | {"state": "running"}
     if _lock_held(paths):
         return base | {"state": "starting" if not paths.socket.exists() else "unresponsive"}

@@ -342,6 +342,18 @@ def _server(settings: Settings, db: Connection | None, problem: str | None) -> l
 
 def _daemon(daemon: dict[str, Any]) -> list[Check]:
     state = daemon.get("state")
+    if state == "running" and daemon.get("other_settings"):
+        return [
+            Check(
+                "process",
+                "warn",
+                f"running, pid {daemon.get('pid')}, but with other settings than this"
+                " command's (another store, model or tsm.toml value): it neither searches,"
+                " indexes nor embeds for them, and commands from here run without it",
+                "run `tsm restart` to run it with these settings, or use the settings it"
+                " was started with",
+            )
+        ]
     if state == "running":
         return [
             Check(
