@@ -7,6 +7,7 @@ a bad dictionary is a one-line user error naming it."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,18 @@ def test_a_shipped_dictionary_that_is_not_one_is_a_user_error(clone: Path, tsm: 
     (state / "user_dict.dic").symlink_to("/dev/zero")  # a link is never taken as built
     assert found(tsm, clone, "widgets") == ["notes/a.md"]
     assert not (state / "user_dict.dic").is_symlink()
+
+
+def test_an_index_from_a_newer_schema_is_neither_read_nor_written(clone: Path, tsm: Any) -> None:
+    db = clone / ".tsm" / "tsm.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA user_version = 99")  # a newer tsm's, or a clone's claim to one
+    (clone / "notes" / "b.md").write_text("# More\n\nmore widgets\n")
+    for args in (("search", "widgets", "--fts-only"), ("index", "--no-embed"), ("list",)):
+        result = tsm(*args, "-f", "json", cwd=clone, timeout=60)
+        assert result.code == 2, (args, result.out, result.err)
+        error = result.error()
+        assert error["kind"] == "system_error" and "schema version 99" in error["error"], error
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
+        assert [r[0] for r in conn.execute("SELECT path FROM documents")] == ["notes/a.md"]

@@ -419,6 +419,16 @@ def apply(conn: Connection) -> int:
     before the other process's tables existed (`to_regclass` says none), and run m001
     again ("relation meta already exists" when several writers open a new database)."""
     version = schema_version(conn)
+    if version > len(MIGRATIONS):
+        # A newer tsm's index (or a cloned repository's .tsm/ claiming one): this tsm would
+        # write rows without what that schema added, and read what it changed wrongly.
+        from ..errors import IndexCorrupt
+
+        raise IndexCorrupt(
+            f"the index has schema version {version}, newer than this tsm's {len(MIGRATIONS)}:"
+            " a newer tsm wrote it, and this one does not read or write it",
+            "upgrade tsm, or move the index aside and run `tsm index` to build one",
+        )
     if not _postgres(conn) or version >= len(MIGRATIONS):
         return _apply(conn, version)
     conn.execute("SELECT pg_advisory_lock(?)", (_PG_MIGRATION_LOCK,))
