@@ -234,6 +234,20 @@ def test_open_errors_are_user_errors(indexed_read_only: Path, tsm: Any) -> None:
     assert too_far.code == 1 and "no result 9" in too_far.error()["error"]
 
 
+def test_list_fits_a_narrow_terminal_by_leaving_columns_out(
+    indexed_read_only: Path, tsm: Any
+) -> None:
+    """Six columns cannot all fit 40 (or 30) display columns at their 8-column floors: tags,
+    then type, then date are left out, and path and title stay."""
+    for columns, heading in ((40, ["id", "date", "path", "title"]), (30, ["id", "path", "title"])):
+        narrow = tsm("list", "-f", "human", env={"COLUMNS": str(columns)})
+        assert narrow.code == 0, narrow.err
+        lines = narrow.out.splitlines()
+        assert lines[0].split() == heading, narrow.out
+        assert max(wcwidth.width(line) for line in lines) <= columns, (columns, narrow.out)
+        assert any("research/lora" in line or "research/l" in line for line in lines)
+
+
 # -- completion -----------------------------------------------------------------------------
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_completion_scripts_load(tsm: Any, tmp_path: Path, shell: str) -> None:

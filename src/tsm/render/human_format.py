@@ -210,11 +210,14 @@ def table(
     columns: Sequence[str],
     terminal: Terminal | None = None,
     shrink: Sequence[str] = ("tags", "title", "path"),
+    drop: Sequence[str] = ("tags", "type", "date"),
 ) -> str:
     """An aligned table; lists are joined with commas. Widths are display columns (a
     Japanese character takes two). Given a terminal of known width, the widest of the
     `shrink` columns is narrowed (its cells cut with …) until every line fits, or they are
-    all down to 8 columns. With a terminal that knows the index root, paths are links."""
+    all down to 8 columns; then the `drop` columns are left out in turn (a 40-column
+    terminal shows id, path and title) until the lines fit. With a terminal that knows the
+    index root, paths are links."""
     if not rows:
         return "(none)"
     cells = [[_flat(r.get(c, "")) if r.get(c) is not None else "" for c in columns] for r in rows]
@@ -229,6 +232,10 @@ def table(
                 break
             widths[max(room)[1]] -= 1
             over -= 1
+        droppable = [c for c in drop if c in columns]
+        if over > 0 and droppable:
+            kept = [c for c in columns if c != droppable[0]]
+            return table(rows, kept, terminal, shrink, drop)
     head = "  ".join(t.paint(pad(c, w), "heading") for c, w in zip(columns, widths, strict=True))
     links = list(columns).index("path") if "path" in columns and t.root else None
     raw_paths = [str(r.get("path") or "") for r in rows]
