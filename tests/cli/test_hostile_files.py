@@ -206,3 +206,14 @@ def test_costly_or_huge_tsmignore_is_bounded(vault: Path, tsm: Any) -> None:
     (vault / ".tsmignore").unlink()
     os.mkfifo(vault / ".tsmignore")
     index(tsm)  # reading the FIFO would block for ever
+
+
+def test_a_nul_byte_on_files_from_stdin_is_a_user_error(vault: Path, tsm: Any) -> None:
+    """`find -print0` piped in by mistake: one line, exit 1, not an unexpected ValueError."""
+    result = tsm(
+        "index", "--no-embed", "-f", "json", "--files-from-stdin",
+        input="notes/shell-setup.md\x00notes/other.md\n", cwd=vault, timeout=60,
+    )  # fmt: skip
+    assert result.code == 1, result.err
+    error = result.error()
+    assert error["kind"] == "user_error" and "NUL" in error["error"], error

@@ -99,6 +99,13 @@ def run_index(args: argparse.Namespace) -> int:
         paths += [Path(line.strip()) for line in lines if line.strip()]
         if not paths:
             raise UserError("--files-from-stdin: no paths on standard input")
+    for path in paths:
+        if "\0" in str(path):  # no file name holds one; the OS refuses it with a ValueError
+            raise UserError(
+                f"{'--files-from-stdin: ' if args.files_from_stdin else ''}the path "
+                f"'{one_line(str(path))}' holds a NUL byte, which no file name can",
+                "give one path per line (not `find -print0`)",
+            )
     client = knowledge()
     if not client.remote:
         from ..embed import use_bulk_threads
