@@ -418,9 +418,23 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = tomllib.load(fh)
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot parse: {exc}", "fix the TOML syntax") from None
+    _reject_nul(data, path, "")
+    return data
+
+
+def _reject_nul(value: Any, path: Path, where: str) -> None:
+    """Refuse a NUL character anywhere (`"notes\\u0000"` is valid TOML): no setting has a use
+    for one, and a path holding one fails deep in the OS with a ValueError."""
+    if isinstance(value, str) and "\0" in value:
+        raise ConfigError(f"{path}: {where or 'a key'} = {_shown(value)} holds a NUL character")
+    if isinstance(value, dict | list):
+        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+            if isinstance(key, str) and "\0" in key:
+                raise ConfigError(f"{path}: the key {_shown(key)} holds a NUL character")
+            _reject_nul(item, path, f"{where}.{key}" if where else str(key))
 
 
 _TABLES = {"content_dirs", "status_weights"}

@@ -2,7 +2,7 @@
 real CLI in a root the user never trusted: NaN and infinity (TOML floats), zero and numbers
 far past any use. Each is a one-line user error naming the file, key and value; never a hang
 (`chunking.max_chars = 0` split every text forever), never a system error from deep in a
-search, never NaN or Infinity in the JSON."""
+search, never NaN or Infinity in the JSON. So is a NUL character in a folder's name."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ HOSTILE = [
     ('[[content_dirs]]\npath = "notes"\nhalf_life_days = nan\n', "content_dirs.half_life_days"),
     ("[status_weights]\ndraft = 1e308\n", "status_weights.draft"),
     ("[status_weights]\ndraft = nan\n", "status_weights.draft"),
+    # NUL is valid TOML; in a path it failed deep in the OS ("unexpected error: ValueError")
+    ('[[content_dirs]]\npath = "notes\\u0000x"\n', "content_dirs"),
+    ('[sessions]\ndirs = ["notes\\u0000"]\n', "sessions.dirs"),
 ]
 
 
