@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_harness import HOOKS, TSM, base_env, claude_input, log_lines, needs_tsm, trust
+from plugin_harness import HOOKS, PLUGIN, TSM, base_env, claude_input, log_lines, needs_tsm, trust
 
 pytestmark = needs_tsm
 
@@ -218,3 +219,29 @@ def test_controls_in_the_message_are_escaped(plugin_copy: Path, root: Path) -> N
     assert output is not None
     assert "\x1b" not in output["systemMessage"] and "\\x1b[31m" in output["systemMessage"]
     assert b"\x1b" not in done.stdout
+
+
+def test_the_search_skill_runs_tsm_off_path_as_it_says(root: Path) -> None:
+    """SKILL.md has Claude run `tsm …` in the Bash tool, whose PATH may hold no tsm (right
+    after ./scripts/demo): the file it names then holds a command that searches."""
+    assert TSM is not None
+    skill = (PLUGIN / "skills" / "search" / "SKILL.md").read_text(encoding="utf-8")
+    named = re.search(r"`~/\.config/tsm/([\w.-]+)`", skill)
+    assert named is not None, "SKILL.md does not say where the tsm command is recorded"
+    done = subprocess.run(
+        [TSM, "trust", "-f", "json"], cwd=root, env=base_env(), capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    recorded = Path(os.environ["XDG_CONFIG_HOME"]) / "tsm" / named.group(1)
+    command = json.loads(recorded.read_text(encoding="utf-8"))["command"]
+    assert_tsm_not_on_path()
+    found = subprocess.run(
+        [*command, "search", "build git from source", "--format", "json"],
+        cwd=root,
+        env=base_env(PATH=BARE_PATH),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert found.returncode == 0, found.stderr
+    assert [r["source"]["path"] for r in json.loads(found.stdout)["results"]][:1] == ["git.md"]
