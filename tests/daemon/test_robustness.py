@@ -29,6 +29,13 @@ def test_garbage_and_oversized_frames_get_an_error_reply(daemon: Harness) -> Non
         (8).to_bytes(4, "big") + b"not json": "malformed_frame",
         (6).to_bytes(4, "big") + b"[1, 2]": "malformed_frame",
         (4).to_bytes(4, "big") + b"\xff\xfe\xfd\xfc": "malformed_frame",
+        # a RecursionError in json: the connection's thread died with a traceback, no reply
+        (200_000).to_bytes(4, "big") + b"[" * 100_000 + b"]" * 100_000: "malformed_frame",
+        (200_024).to_bytes(4, "big")
+        + b'{"v": 2, "op": "ping", "args": '
+        + b"[" * 99_996
+        + b"]" * 99_996
+        + b"}": "malformed_frame",
     }
     for data, kind in cases.items():
         reply = send_raw(daemon, data)

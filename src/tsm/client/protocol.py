@@ -88,6 +88,8 @@ def receive(sock: socket.socket, max_bytes: int, timeout: float | None = None) -
         message = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise MalformedFrame(f"frame is not UTF-8 JSON: {exc}") from None
+    except RecursionError:  # `[[[…]]]` 100,000 deep fits in a frame: json recurses per level
+        raise MalformedFrame("frame is JSON nested too deeply") from None
     if not isinstance(message, dict):
         raise MalformedFrame("frame is not a JSON object")
     return message
