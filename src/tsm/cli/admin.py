@@ -111,8 +111,8 @@ def run_start(args: argparse.Namespace) -> int:
         if before.get("other_settings"):
             data["other_settings"] = True
             human += (
-                ", but with other settings than this command's (another store, model or"
-                " tsm.toml value), so it does not serve them; `tsm restart` runs it with these"
+                ", but with other settings than this command's (a TSM_* variable or a"
+                " tsm.toml value differs, e.g. TSM_STORE_URL), so it does not serve them; `tsm restart` runs it with these"
             )
         emit(args, data, human)
         return 0

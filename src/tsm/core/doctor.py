@@ -348,7 +348,8 @@ def _daemon(daemon: dict[str, Any]) -> list[Check]:
                 "process",
                 "warn",
                 f"running, pid {daemon.get('pid')}, but with other settings than this"
-                " command's (another store, model or tsm.toml value): it neither searches,"
+                " command's (a TSM_* variable or a tsm.toml value differs, e.g. TSM_STORE_URL):"
+                " it neither searches,"
                 " indexes nor embeds for them, and commands from here run without it",
                 "run `tsm restart` to run it with these settings, or use the settings it"
                 " was started with",
