@@ -112,7 +112,8 @@ def run_start(args: argparse.Namespace) -> int:
             data["other_settings"] = True
             human += (
                 ", but with other settings than this command's (a TSM_* variable or a"
-                " tsm.toml value differs, e.g. TSM_STORE_URL), so it does not serve them; `tsm restart` runs it with these"
+                " tsm.toml value differs, e.g. TSM_STORE_URL), so it does not serve them;"
+                " `tsm restart` runs it with these"
             )
         emit(args, data, human)
         return 0
