@@ -99,3 +99,22 @@ def test_an_index_from_a_newer_schema_is_neither_read_nor_written(clone: Path, t
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
         assert [r[0] for r in conn.execute("SELECT path FROM documents")] == ["notes/a.md"]
+
+
+@pytest.mark.parametrize("aliases", ["x", "5", '{"a": 1}', "[1]", "[" * 100_000 + "]" * 100_000])
+def test_malformed_aliases_in_a_planted_index_are_a_corrupt_index(
+    clone: Path, tsm: Any, aliases: str
+) -> None:
+    conn = sqlite3.connect(clone / ".tsm" / "tsm.db")
+    with conn:
+        conn.execute("UPDATE documents SET aliases = ?", (aliases,))
+    conn.close()
+    for args in (("search", "widgets", "--fts-only"), ("info", "notes/a.md")):
+        result = tsm(*args, "-f", "json", cwd=clone, timeout=60)
+        assert result.code == 2, (args, result.out, result.err)
+        error = result.error()["error"]
+        assert "malformed aliases" in error and "notes/a.md" in error, error
+        assert "unexpected" not in error
+    rebuilt = tsm("rebuild", "--apply", "-f", "json", cwd=clone, timeout=120)
+    assert rebuilt.code == 0, rebuilt.err
+    assert search(tsm, clone, "widgets").code == 0

@@ -4,7 +4,6 @@ still exist, and fetch their chunks, tags, snippets and related documents in bat
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from ..models import Hit, ScoreBreakdown, Source
 from ..store import hits as rows
 from ..store.connect import Connection
 from ..store.hits import ResultDocument
+from ..store.names import stored_aliases
 from . import fuse
 from .related import LinkGraph
 from .snippets import make_snippet
@@ -220,7 +220,7 @@ def build_hits(
             item.stale,
         )
         related = graph.related(
-            cand.doc_id, doc.path, doc.title, json.loads(doc.aliases or "[]"), shown
+            cand.doc_id, doc.path, doc.title, stored_aliases(doc.aliases, doc.path), shown
         )
         content = rows.document_text(conn, cand.doc_id) if position < include_content else None
         hits.append(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import functools
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DocumentNotFound
 from . import chunks, migrations, vectors
 from .connect import Connection, is_postgres
+from .names import stored_aliases
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -226,7 +226,7 @@ def find_document(conn: Connection, ref: str, *, index_root: Path, cwd: Path) ->
         hint = ("did you mean: " + ", ".join(close)) if close else "see `tsm list`"
         raise DocumentNotFound(f"no indexed document {ref!r}", hint)
     columns = dict(zip(_field_names(StoredDocument), row, strict=True))
-    columns["aliases"] = tuple(json.loads(columns["aliases"] or "[]"))  # stored as a JSON array
+    columns["aliases"] = stored_aliases(columns["aliases"], columns["path"])
     return StoredDocument(**columns)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..models import Chunk, Document
 from . import keywords
 from .connect import Connection, is_postgres
-from .names import document_names, link_key
+from .names import document_names, link_key, stored_aliases
 
 
 @dataclass(frozen=True)
@@ -311,7 +311,7 @@ def keyword_source(conn: Connection, doc_id: int) -> KeywordSource | None:
     chunks = conn.execute("SELECT id, section, text FROM chunks WHERE document_id = ?", (doc_id,))
     return KeywordSource(
         doc[0],
-        tuple(json.loads(doc[1] or "[]")),
+        stored_aliases(doc[1], f"document {doc_id}"),
         tuple(r[0] for r in tags),
         tuple((r[0], r[1], r[2]) for r in chunks),
     )

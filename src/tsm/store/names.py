@@ -3,6 +3,7 @@ file stem, path, title and aliases (case-insensitive, without the .md suffix).""
 
 from __future__ import annotations
 
+import json
 import posixpath
 import unicodedata
 from collections.abc import Iterable
@@ -36,3 +37,23 @@ def link_key(target: str, link_type: str) -> str:
     if link_type == "markdown" or "/" in target:
         return normalise(posixpath.basename(target))
     return normalise(target)
+
+
+def stored_aliases(stored: str | None, path: str) -> tuple[str, ...]:
+    """A document's `aliases` column (a JSON list of strings, as tsm writes it) as a tuple.
+
+    An index tsm did not write (a cloned repository's `.tsm/tsm.db`, a damaged file) can
+    hold anything there: that is a corrupt index naming the document, exit 2 with the way
+    out, not an "unexpected error" (JSONDecodeError, RecursionError) on every search."""
+    try:
+        value = json.loads(stored or "[]")
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        from ..errors import IndexCorrupt
+
+        raise IndexCorrupt(
+            f"the index holds malformed aliases for {path!r} (not a JSON list of strings)",
+            "run `tsm rebuild --apply` (it keeps the old index as a backup)",
+        )
+    return tuple(value)
