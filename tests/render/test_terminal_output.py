@@ -148,6 +148,16 @@ def test_list_fits_the_terminal_with_japanese_titles(indexed_read_only: Path, ts
     assert max(wcwidth.width(line) for line in coloured.splitlines()) <= 70
 
 
+def test_info_gives_a_note_s_size_with_its_unit(indexed_read_only: Path, tsm: Any) -> None:
+    size = (indexed_read_only / "notes" / "git-install.md").stat().st_size
+    out = tsm("info", "notes/git-install.md", "-f", "human").out
+    shown = re.search(r"^size: +(.*)$", out, re.M)
+    assert shown is not None, out
+    expected = f"{size} bytes" if size < 1000 else f"{size / 1000:.1f} kB"
+    assert shown.group(1) == expected, out
+    assert tsm("info", "notes/git-install.md", "-f", "json").json()["size"] == size
+
+
 def test_status_reads_as_words(indexed_read_only: Path, tsm: Any) -> None:
     out = tsm("status", "-f", "human").out
     assert re.search(r"^db size: +\d+\.\d\d MB$", out, re.M), out

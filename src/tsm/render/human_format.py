@@ -327,6 +327,11 @@ def _value(key: object, value: Any, terminal: Terminal | None = None) -> str:
         return t.paint("yes", "good") if value else "no"
     if isinstance(value, int | float) and name.endswith("_bytes"):
         return f"{value / _MB:.1f} MB" if value >= 10 * _MB else f"{value / _MB:.2f} MB"
+    if isinstance(value, int) and not isinstance(value, bool) and name == "size":
+        # `tsm info`'s file size: a note is bytes or kB, where "0.00 MB" would say nothing
+        if value < 1000:
+            return f"{value} bytes"
+        return f"{value / 1000:.1f} kB" if value < _MB else f"{value / _MB:.2f} MB"
     if isinstance(value, int | float) and (name.endswith("_s") or name.endswith("_seconds")):
         return _duration(float(value))
     if isinstance(value, float) and name.endswith("_rate"):
