@@ -581,3 +581,42 @@ def test_a_password_with_a_reserved_character_is_never_shown(
             shown = proc.stdout + proc.stderr
             assert proc.returncode in (1, 2) and "Traceback" not in shown, (command, shown)
             assert not [p for p in pieces if p in shown], (command, fmt, shown)
+
+
+def test_doctor_s_fix_for_unused_vectors_removes_them(tmp_path: Path, pg_url: str) -> None:
+    """`index --no-embed` after files were deleted leaves their vectors unused; doctor's fix,
+    followed as written, removes them. (It offered `tsm export` then `tsm import --replace`
+    too, but an export carries every stored vector, so that brought them all back.)"""
+    root = tmp_path / "repo"
+    files = make_vault(root, {"k": 3})
+    env = {**_env(root, pg_url), "TSM_EMBEDDER": "fake:8", "TSM_AUTOSTART": "0"}
+
+    def tsm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tsm", *args, "-f", "json"],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env={**os.environ, **env},
+            timeout=300,
+        )
+
+    def orphans() -> dict[str, Any] | None:
+        report = json.loads(tsm("doctor").stdout)
+        items = [i for s in report["sections"] for i in s["items"] if i["name"] == "orphans"]
+        return items[0] if items and items[0]["status"] != "ok" else None
+
+    assert tsm("index").returncode == 0
+    for path in files[:2]:
+        path.unlink()
+    assert tsm("index", "--no-embed").returncode == 0
+    found = orphans()
+    assert found is not None and "vectors belong to no chunk" in found["message"], found
+    assert "export" not in found["fix"], found["fix"]
+    exported = tmp_path / "index.tsmx"
+    assert tsm("export", str(exported)).returncode == 0
+    assert tsm("import", "--replace", str(exported)).returncode == 0
+    assert orphans() is not None  # what the old advice did: nothing
+    assert "`tsm index`" in found["fix"]
+    assert tsm("index").returncode == 0
+    assert orphans() is None

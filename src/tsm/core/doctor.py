@@ -263,8 +263,11 @@ def _contents(health: IndexHealth, schema_fix: str, rebuild: str) -> list[Check]
             "orphans",
             "warn",
             " and ".join(leftovers) + " belong to no chunk (unused, they only take space)",
-            f"run `tsm reindex fts` for keyword rows; `tsm index` drops unused vectors "
-            f"(or {rebuild})",
+            # An export carries every stored vector, unused ones too: on a server, export
+            # and import would bring them back, so only `tsm index` is offered there.
+            "run `tsm reindex fts` for keyword rows; a `tsm index` that embeds (not"
+            " `--no-embed`, not `embedding.model = none`) drops unused vectors"
+            + ("" if "export" in rebuild else f" (or {rebuild})"),
         )
     )
     return items
