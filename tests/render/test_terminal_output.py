@@ -242,6 +242,9 @@ def test_open_errors_are_user_errors(indexed_read_only: Path, tsm: Any) -> None:
     )
     too_far = tsm("search", "install git", "-k", "2", "--open", "9", "--json", env={"EDITOR": "vi"})
     assert too_far.code == 1 and "no result 9" in too_far.error()["error"]
+    nothing = tsm("search", "zzzqqxyzzy", "--fts-only", "--open", "--json", env={"EDITOR": "vi"})
+    assert nothing.code == 1 and "list above" not in json.dumps(nothing.error()), nothing.err
+    assert "no result" in nothing.error()["error"]
 
 
 def test_list_fits_a_narrow_terminal_by_leaving_columns_out(

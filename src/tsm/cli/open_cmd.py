@@ -39,6 +39,8 @@ def editor_command(editor: str, path: Path, line: int | None) -> list[str]:
 
 
 def open_result(result: SearchResult, number: int, root: Path) -> int:
+    if not result.results:
+        raise UserError("nothing to open: the search found no result", "try other words")
     if number > len(result.results):
         raise UserError(
             f"there is no result {number}: the search returned {len(result.results)}",
