@@ -108,6 +108,9 @@ def assert_tsm_not_on_path() -> None:
 
 @needs_system_python
 def test_nothing_found_tells_the_user_once_at_session_start(plugin_copy: Path, root: Path) -> None:
+    # The index was built by a tsm this user config has no record of (the fixture's
+    # `tsm index` recorded itself: remove that, as for an index built by another account).
+    (Path(os.environ["XDG_CONFIG_HOME"]) / "tsm" / "tsm-command.json").unlink(missing_ok=True)
     assert_tsm_not_on_path()
     output, _ = hook(plugin_copy, "session_start", root)
     assert output is not None and set(output) == {"systemMessage"}
@@ -127,6 +130,18 @@ def test_an_untrusted_folder_gets_no_message(plugin_copy: Path, tmp_path: Path) 
     output, done = hook(plugin_copy, "session_start", elsewhere)
     assert output is None and done.stdout == b""
     assert not (elsewhere / ".tsm").exists()
+
+
+@needs_system_python
+def test_the_tsm_that_ran_index_is_remembered(plugin_copy: Path, root: Path) -> None:
+    """`./scripts/demo` only indexes (with .venv/bin/tsm, off PATH): that records the
+    command too, for the hooks and for the search skill (SKILL.md)."""
+    recorded = Path(os.environ["XDG_CONFIG_HOME"]) / "tsm" / "tsm-command.json"
+    assert json.loads(recorded.read_text())["command"] == [TSM]
+    output, _ = hook(plugin_copy, "session_start", root)
+    assert output is None
+    injected, _ = hook(plugin_copy, "user_prompt_submit", root)
+    assert injected is not None and "git.md" in json.dumps(injected)
 
 
 @needs_system_python

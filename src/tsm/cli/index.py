@@ -112,6 +112,11 @@ def run_index(args: argparse.Namespace) -> int:
 
         use_bulk_threads()  # this process embeds documents only
     report = client.index(paths, embed=not args.no_embed, progress=progress_bar(args))
+    # Which tsm indexes, for the plugin's hooks and the search skill, which may not find it
+    # on PATH (`./scripts/demo` indexes with .venv/bin/tsm): launcher.py.
+    from ..launcher import remember
+
+    remember(os.environ)
     data = asdict(report)
     human = (
         f"indexed {data['indexed']}, unchanged {data['unchanged']}, removed "
