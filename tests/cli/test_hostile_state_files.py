@@ -118,3 +118,23 @@ def test_malformed_aliases_in_a_planted_index_are_a_corrupt_index(
     rebuilt = tsm("rebuild", "--apply", "-f", "json", cwd=clone, timeout=120)
     assert rebuilt.code == 0, rebuilt.err
     assert search(tsm, clone, "widgets").code == 0
+
+
+def test_a_planted_generic_vectors_cache_link_is_not_read(
+    clone: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """`.tsm/cache/generic-<model>-<digest>.npy` (a model without shipped generic vectors:
+    `fake`, which an untrusted tsm.toml may choose) linking to a FIFO, as a clone can point
+    one at /proc/self/fd/0: reading it waited for ever on every search."""
+    (clone / "tsm.toml").write_text('[embedding]\nmodel = "fake"\n')
+    assert tsm("index", "-f", "json", cwd=clone, timeout=120).code == 0
+    assert search(tsm, clone, "widgets").code == 0  # saves the cache
+    (cache,) = (clone / ".tsm" / "cache").glob("generic-fake-*.npy")
+    cache.unlink()
+    os.mkfifo(tmp_path / "fifo")
+    cache.symlink_to(tmp_path / "fifo")
+    result = tsm("search", "widgets", "-f", "json", cwd=clone, timeout=60)
+    assert result.code == 0, result.err
+    reply = result.json()
+    assert reply["mode"] == "hybrid" and reply["results"][0]["score_breakdown"]["noise"] is not None
+    assert not cache.is_symlink()  # computed again and saved as a file of its own

@@ -58,7 +58,6 @@ def generic_matrix(embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
     """The generic requests embedded by this model: from memory, else shipped with tsm (the
     default model, checked against two fresh embeddings), else from a file in `cache_dir`
     (the state dir's cache), else embedded now (about 1.5 s on one core) and saved."""
-    import numpy as np
 
     with _lock:
         matrix = _matrices.get(embedder.name)
@@ -72,10 +71,7 @@ def generic_matrix(embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
         if cache_dir is not None:
             safe = re.sub(r"[^A-Za-z0-9._-]", "_", embedder.name)
             path = cache_dir / f"generic-{safe}-{_DIGEST}.npy"
-            try:
-                matrix = np.load(path)
-            except (OSError, ValueError):
-                matrix = None
+            matrix = _cached(path)
         if matrix is None or matrix.shape != (len(GENERIC_REQUESTS), embedder.dim):
             from ..embed import embed_queries
 
@@ -84,6 +80,24 @@ def generic_matrix(embedder: Embedder, cache_dir: Path | None) -> np.ndarray:
                 _save(path, matrix)
         _matrices[embedder.name] = matrix
         return matrix
+
+
+def _cached(path: Path) -> np.ndarray | None:
+    """The matrix saved at `path`, or None. Only the regular file itself is read, capped
+    (statedir.read_state_file): a cloned repository's `.tsm/cache/generic-….npy` that links
+    to a FIFO or /dev/stdin made every search wait for ever."""
+    import io
+
+    import numpy as np
+
+    from ..errors import UnsafePath
+    from ..statedir import read_state_file
+
+    try:
+        data = read_state_file(path)
+        return None if data is None else np.load(io.BytesIO(data), allow_pickle=False)
+    except (OSError, ValueError, EOFError, UnsafePath):
+        return None
 
 
 def cached_generic_matrix(model: str) -> np.ndarray | None:
