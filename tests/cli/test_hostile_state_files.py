@@ -138,3 +138,28 @@ def test_a_planted_generic_vectors_cache_link_is_not_read(
     reply = result.json()
     assert reply["mode"] == "hybrid" and reply["results"][0]["score_breakdown"]["noise"] is not None
     assert not cache.is_symlink()  # computed again and saved as a file of its own
+
+
+def test_a_planted_pid_file_link_is_not_read(clone: Path, tsm: Any, tmp_path: Path) -> None:
+    """`.tsm/tsmd.pid` linking to a FIFO (to /dev/zero it read until MemoryError)."""
+    os.mkfifo(tmp_path / "fifo")
+    (clone / ".tsm" / "tsmd.pid").symlink_to(tmp_path / "fifo")
+    status = tsm("status", "-f", "json", cwd=clone, timeout=60)
+    assert status.code == 0, status.err
+    assert status.json()["daemon"]["pid"] is None
+    stop = tsm("stop", "-f", "json", cwd=clone, timeout=60)
+    assert stop.code == 0, stop.err
+
+
+def test_a_note_swapped_for_a_fifo_link_does_not_hang_human_output(
+    clone: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """Human output reads the note to show the hit's line number; after `git pull` turned it
+    into a link to a FIFO (or /proc/self/fd/0, the terminal) that read never returned."""
+    note = clone / "notes" / "a.md"
+    note.unlink()
+    os.mkfifo(tmp_path / "fifo")
+    note.symlink_to(tmp_path / "fifo")
+    result = tsm("search", "widgets", "--fts-only", "-f", "human", cwd=clone, timeout=60)
+    assert result.code == 0, result.err
+    assert "notes/a.md" in result.out

@@ -170,9 +170,16 @@ def _lock_held(paths: StatePaths) -> bool:
 
 
 def _read_pid(paths: StatePaths) -> int | None:
+    """The PID file's number. Only the regular file itself, and its first bytes: a cloned
+    repository's `.tsm/tsmd.pid -> /dev/zero` made status, stop and every autostarting search
+    read until MemoryError, and a link to a FIFO made them wait for ever."""
+    from ..errors import UnsafePath
+    from ..statedir import read_state_file
+
     try:
-        return int(paths.pid.read_text().strip())
-    except (OSError, ValueError):
+        data = read_state_file(paths.pid, cap=64)
+        return None if data is None else int(data.decode("ascii").strip())
+    except (OSError, ValueError, UnsafePath):
         return None
 
 

@@ -173,13 +173,20 @@ def source_line(root: str | None, hit: Hit) -> int | None:
     import os
 
     path = os.path.join(root, src.path)
+    from pathlib import Path
+
+    from ..errors import UnsafePath
+    from ..statedir import read_state_file
+
     try:
-        if os.path.getsize(path) > _MAX_SOURCE_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+        # The regular file itself, capped: a note swapped for a link to a FIFO or to
+        # /proc/self/fd/0 (the terminal) after it was indexed made the listing wait for ever.
+        data = read_state_file(Path(path), cap=_MAX_SOURCE_BYTES)
+    except (OSError, UnsafePath):
         return None
+    if data is None:
+        return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
     start, heading_line = 0, None
     heading = hit.section.split(" > ")[-1].strip() if hit.section else ""
     if heading:
