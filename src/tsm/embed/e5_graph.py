@@ -17,7 +17,9 @@ from .e5_weights import E5Weights
 def build_encoder(weights: E5Weights) -> Any:
     """An `openvino.Model` with inputs `embeds` [B, T, H] and `mask` [B, T] (1.0 / 0.0) and
     output `pooled` [B, H]."""
-    import openvino as ov
+    from .ov_import import openvino
+
+    ov = openvino()
     import openvino.opset13 as ops
 
     hidden, heads = weights.hidden, weights.heads

@@ -38,7 +38,9 @@ LENGTH_STEP = 16
 
 def native_bf16() -> bool:
     """Whether this CPU computes bfloat16 natively (OpenVINO reports BF16 then)."""
-    import openvino as ov
+    from .ov_import import openvino
+
+    ov = openvino()
 
     return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
 
@@ -50,7 +52,9 @@ class OpenVinoE5Embedder:
     def __init__(
         self, threads: int = 1, cache_dir: Path | None = None, precision: str | None = None
     ) -> None:
-        import openvino as ov
+        from .ov_import import openvino
+
+        ov = openvino()
 
         self.weights: E5Weights = load_weights()
         self.dim = self.weights.hidden
@@ -87,7 +91,9 @@ class OpenVinoE5Embedder:
 
     def _load_graph(self, core: Any, cache_dir: Path) -> Any:
         """The encoder from the cache, converting it first when it is not there."""
-        import openvino as ov
+        from .ov_import import openvino
+
+        ov = openvino()
 
         from .e5_graph import build_encoder
 
