@@ -51,6 +51,7 @@ Progress = Callable[[int, int, str], None]
 # above real sessions (190 MB seen) that still stops a runaway file.
 MAX_TRANSCRIPT_BYTES = 1024 * 1024 * 1024
 UNDECODABLE_NAME = "file name is not valid UTF-8; rename it to index it"
+LINKED_TRANSCRIPT = "links outside its sessions folder"
 _FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
 # How often a write that lost a race with another writer is run again, and how often a file
 # that changed while it was being stored is read again, before giving up.
@@ -106,7 +107,7 @@ def index_paths(
         if progress:
             progress(done, len(files), display(rel))
     if not paths:
-        for transcript in _session_files(settings):
+        for transcript in _session_files(settings, report):
             key = session_key(settings, transcript)
             seen.add(key)
             _index_session(settings, conn, transcript, key, stored.get(key), report)
@@ -162,15 +163,23 @@ def _remove_vanished(conn: Connection, root: Path, rel: str, doc_id: int) -> int
     return int(documents.delete_document(conn, doc_id))
 
 
-def _session_files(settings: Settings) -> list[Path]:
+def _session_files(settings: Settings, report: IndexReport) -> list[Path]:
+    """The transcripts in the session folders (sessions.dirs). One that is a symlink is read
+    only if it leads to a file inside its own folder: a session folder inside the index root
+    (which a repository's tsm.toml may name) could otherwise hold links to any file of the
+    user's, another project's transcripts included. Those are reported as skipped."""
     files: list[Path] = []
     for folder in settings.session_dirs:
-        if folder.is_dir():  # subagent transcripts are all sidechain: nothing to ingest
-            files += sorted(
-                p
-                for p in folder.rglob("*.jsonl")
-                if "subagents" not in p.parts and not p.name.startswith("agent-")
-            )
+        if not folder.is_dir():
+            continue
+        inside = folder.resolve()
+        for path in sorted(folder.rglob("*.jsonl")):
+            if "subagents" in path.parts or path.name.startswith("agent-"):
+                continue  # subagent transcripts are all sidechain: nothing to ingest
+            if path.is_symlink() and not path.resolve().is_relative_to(inside):
+                report.skipped.append({"path": display(str(path)), "reason": LINKED_TRANSCRIPT})
+                continue
+            files.append(path)
     return files
 
 

@@ -128,6 +128,33 @@ def test_index_picks_up_session_folders(indexed: Path, tsm: Any, tmp_path: Path)
     assert tsm("index", "-f", "json").json()["indexed"] == 0
 
 
+def test_a_transcript_linked_from_outside_its_sessions_folder_is_not_read(
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """A session folder inside the root (a repository's tsm.toml may name one) holding a link
+    to a transcript elsewhere (another project's) is skipped with its reason; a link to a
+    transcript inside the folder is read like the file itself."""
+    elsewhere = tmp_path / "other-project"
+    elsewhere.mkdir()
+    secret = elsewhere / "private.jsonl"
+    secret.write_text(
+        record("user", "u1", "the merger with Globex closes on friday") + "\n", encoding="utf-8"
+    )
+    logs = vault / "logs"
+    logs.mkdir()
+    shutil.copy(FIXTURE, logs / "own.jsonl")
+    (logs / "stolen.jsonl").symlink_to(secret)
+    (logs / "again.jsonl").symlink_to(logs / "own.jsonl")
+    (vault / "tsm.toml").write_text('[sessions]\ndirs = ["logs"]\n')
+    data = tsm("index", "--no-embed", "-f", "json", env=NO_VECTORS).json()
+    skipped = {s["path"]: s["reason"] for s in data["skipped"]}
+    assert skipped == {str(logs / "stolen.jsonl"): "links outside its sessions folder"}
+    paths = {d["path"] for d in sessions(tsm)}
+    assert paths == {"logs/own.jsonl"}  # the link inside is the same file, stored once
+    found = tsm("search", "Globex merger", "--fts-only", "-f", "json", env=NO_VECTORS)
+    assert found.code == 0 and found.json()["results"] == []
+
+
 # --- issue 14 items 3 and 8: secrets never stored, bad lines never cost the session ---------
 
 NO_VECTORS = {"TSM_EMBEDDER": "none"}  # what is tested here is the keyword index
