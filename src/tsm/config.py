@@ -180,7 +180,8 @@ NEEDS_TRUST: dict[str, str | None] = {
     "sessions.half_life_days": None,
     "ranking.half_life_days": None,
     "daemon.autostart": None,  # starts tsm's own daemon on this index, nothing else
-    "index.max_file_mb": None,  # a cap on files inside the root, which the repo chose anyway
+    # Files are read whole: a repository's large file with a raised cap could exhaust memory.
+    "index.max_file_mb": "reads larger files whole into memory",
     "sessions.dirs": "reads folders outside the index root",
     "content_dirs": "reads folders outside the index root (a folder that is a symlink)",
     "status_weights": None,
@@ -364,6 +365,8 @@ def _harmless(key: str, value: Any) -> bool:
     """Whether an untrusted tsm.toml may set this value of a key that needs trust."""
     if key == "embedding.model":
         return isinstance(value, str) and value.partition(":")[0] in LOCAL_EMBEDDERS
+    if key == "index.max_file_mb":  # a lower cap only
+        return float(value) <= _BY_KEY[key].default
     return False
 
 
