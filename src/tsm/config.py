@@ -133,7 +133,7 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         "",
         "A PostgreSQL server to keep the index in (postgresql://user:password@host:5432/db, "
-        "needs `tsm[postgres]` and pgvector); empty keeps it in the SQLite file.",
+        "needs psycopg (the `postgres` extra) and pgvector); empty keeps it in the SQLite file.",
     ),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}

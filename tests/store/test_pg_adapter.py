@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tsm.errors import ConfigError
@@ -108,3 +113,27 @@ def test_a_server_that_is_not_there_is_named_with_libpq_s_reason() -> None:
     message = info.value.message
     assert "Connection refused" in message and "secret" not in message
     assert "\n" not in message
+
+
+def test_psycopg_missing_is_a_user_error_with_an_install_that_works(tmp_path: Path) -> None:
+    """Without psycopg (tsm installed without the postgres extra), a store URL is one line
+    whose fix installs psycopg, not the unrelated PyPI package named tsm."""
+    code = (
+        "import sys; sys.modules['psycopg'] = None; sys.argv = ['tsm', 'status']; "
+        "from tsm.cli.entry import main; sys.exit(main())"
+    )
+    env = {
+        **os.environ,
+        "TSM_STORE_URL": "postgresql://me:secret@127.0.0.1:9/db",
+        "TSM_INDEX_ROOT": str(tmp_path),
+        "TSM_STATE_DIR": str(tmp_path / "state"),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_AUTOSTART": "0",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1, said
+    assert "psycopg is not installed" in said and "secret" not in said
+    assert "pip install 'psycopg[binary]" in said and "tsm[postgres]" not in said

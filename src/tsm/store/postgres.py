@@ -171,7 +171,9 @@ def connect(url: str) -> PgConnection:
     except ImportError:
         raise ConfigError(
             f"{SETTING} names a PostgreSQL server, but psycopg is not installed",
-            "pip install 'tsm[postgres]'",
+            # tsm is installed from its checkout: the PyPI package named tsm is another one
+            "pip install 'psycopg[binary]>=3.2' (the postgres extra: pip install -e "
+            "'.[postgres]' in tsm's checkout)",
         ) from None
     # psycopg logs a warning of its own when a connection dies inside a pipeline
     # (executemany): no stderr line beside the error's one (store/failures.py), which
