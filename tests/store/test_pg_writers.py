@@ -505,6 +505,18 @@ def _wrong_urls(server: pg.PgServer) -> dict[str, tuple[str, str]]:
     }
 
 
+def _tsm(root: Path, url: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The real CLI on the vault at `root` with its store at `url`."""
+    return subprocess.run(
+        [sys.executable, "-m", "tsm", *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, **_env(root, url)},
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     "case", ["wrong password", "wrong password in the query", "unknown host", "wrong database"]
 )
@@ -516,14 +528,7 @@ def test_a_wrong_url_is_a_one_line_user_error_naming_the_setting(
     root = tmp_path / "repo"
     make_vault(root, {"k": 3})
     for command in (["index", "--no-embed"], ["search", "notes"], ["status"]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "tsm", *command, "-f", fmt],
-            capture_output=True,
-            text=True,
-            cwd=root,
-            env={**os.environ, **_env(root, url)},
-            timeout=120,
-        )
+        proc = _tsm(root, url, [*command, "-f", fmt])
         assert proc.returncode == 1, (command, proc.stderr)
         assert password not in proc.stdout + proc.stderr
         assert "Traceback" not in proc.stderr
@@ -570,14 +575,7 @@ def test_a_password_with_a_reserved_character_is_never_shown(
     make_vault(root, {"k": 1})
     for command in (["index", "--no-embed"], ["status"], ["doctor"]):
         for fmt in ("json", "human"):
-            proc = subprocess.run(
-                [sys.executable, "-m", "tsm", *command, "-f", fmt],
-                capture_output=True,
-                text=True,
-                cwd=root,
-                env={**os.environ, **_env(root, url)},
-                timeout=120,
-            )
+            proc = _tsm(root, url, [*command, "-f", fmt])
             shown = proc.stdout + proc.stderr
             assert proc.returncode in (1, 2) and "Traceback" not in shown, (command, shown)
             assert not [p for p in pieces if p in shown], (command, fmt, shown)
