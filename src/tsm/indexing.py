@@ -52,6 +52,7 @@ Progress = Callable[[int, int, str], None]
 MAX_TRANSCRIPT_BYTES = 1024 * 1024 * 1024
 UNDECODABLE_NAME = "file name is not valid UTF-8; rename it to index it"
 LINKED_TRANSCRIPT = "links outside its sessions folder"
+BROKEN_LINK = "a symbolic link to no file (broken, or a loop)"
 _FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
 # How often a write that lost a race with another writer is run again, and how often a file
 # that changed while it was being stored is read again, before giving up.
@@ -172,15 +173,27 @@ def _session_files(settings: Settings, report: IndexReport) -> list[Path]:
     for folder in settings.session_dirs:
         if not folder.is_dir():
             continue
-        inside = folder.resolve()
+        inside = Path(os.path.realpath(folder))
         for path in sorted(folder.rglob("*.jsonl")):
             if "subagents" in path.parts or path.name.startswith("agent-"):
                 continue  # subagent transcripts are all sidechain: nothing to ingest
-            if path.is_symlink() and not path.resolve().is_relative_to(inside):
-                report.skipped.append({"path": display(str(path)), "reason": LINKED_TRANSCRIPT})
+            refused = _refused_link(path, inside)
+            if refused:
+                report.skipped.append({"path": display(str(path)), "reason": refused})
                 continue
             files.append(path)
     return files
+
+
+def _refused_link(path: Path, inside: Path) -> str | None:
+    """Why a transcript that is a symlink is not read (None: it is not one, or it leads to a
+    file inside `inside`, its sessions folder resolved)."""
+    if not path.is_symlink():
+        return None
+    real = Path(os.path.realpath(path))  # a loop, unlike Path.resolve(), raises nothing
+    if not real.is_relative_to(inside):
+        return LINKED_TRANSCRIPT
+    return None if real.is_file() else BROKEN_LINK
 
 
 def session_key(settings: Settings, path: Path) -> str:

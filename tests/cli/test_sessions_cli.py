@@ -145,10 +145,18 @@ def test_a_transcript_linked_from_outside_its_sessions_folder_is_not_read(
     shutil.copy(FIXTURE, logs / "own.jsonl")
     (logs / "stolen.jsonl").symlink_to(secret)
     (logs / "again.jsonl").symlink_to(logs / "own.jsonl")
+    (logs / "loop-a.jsonl").symlink_to(logs / "loop-b.jsonl")
+    (logs / "loop-b.jsonl").symlink_to(logs / "loop-a.jsonl")
     (vault / "tsm.toml").write_text('[sessions]\ndirs = ["logs"]\n')
-    data = tsm("index", "--no-embed", "-f", "json", env=NO_VECTORS).json()
-    skipped = {s["path"]: s["reason"] for s in data["skipped"]}
-    assert skipped == {str(logs / "stolen.jsonl"): "links outside its sessions folder"}
+    index = tsm("index", "--no-embed", "-f", "json", env=NO_VECTORS)
+    assert index.code == 0, index.out + index.err
+    skipped = {s["path"]: s["reason"] for s in index.json()["skipped"]}
+    loop = "a symbolic link to no file (broken, or a loop)"
+    assert skipped == {
+        str(logs / "stolen.jsonl"): "links outside its sessions folder",
+        str(logs / "loop-a.jsonl"): loop,
+        str(logs / "loop-b.jsonl"): loop,
+    }
     paths = {d["path"] for d in sessions(tsm)}
     assert paths == {"logs/own.jsonl"}  # the link inside is the same file, stored once
     found = tsm("search", "Globex merger", "--fts-only", "-f", "json", env=NO_VECTORS)
