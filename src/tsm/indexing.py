@@ -170,6 +170,7 @@ def _session_files(settings: Settings, report: IndexReport) -> list[Path]:
     (which a repository's tsm.toml may name) could otherwise hold links to any file of the
     user's, another project's transcripts included. Those are reported as skipped."""
     files: list[Path] = []
+    root = settings.index_root
     for folder in settings.session_dirs:
         if not folder.is_dir():
             continue
@@ -179,7 +180,8 @@ def _session_files(settings: Settings, report: IndexReport) -> list[Path]:
                 continue  # subagent transcripts are all sidechain: nothing to ingest
             refused = _refused_link(path, inside)
             if refused:
-                report.skipped.append({"path": display(str(path)), "reason": refused})
+                shown = path.relative_to(root) if path.is_relative_to(root) else path
+                report.skipped.append({"path": display(shown.as_posix()), "reason": refused})
                 continue
             files.append(path)
     return files
