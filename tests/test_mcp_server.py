@@ -298,6 +298,7 @@ def test_stdio_invalid_arguments_are_tool_errors_and_the_server_keeps_running(
         ("search", {"query": "git", "after": "2025-13-45"}, "invalid date"),
         ("search", {"query": "git", "path": "/etc"}, "must be relative to the index root"),
         ("search", {"query": "   "}, "empty query"),
+        ("search", {"query": "git " * 5000}, "characters long"),
         ("search", {"query": "git", "top_k": 0}, "top_k"),
         ("search", {"query": "git", "after": "2026-02", "before": "2025-01"}, "empty"),
         ("get", {"path": "notes/git-instal.md"}, "did you mean: notes/git-install.md"),

@@ -142,6 +142,17 @@ def test_empty_query_is_a_user_error(
     assert "Traceback" not in result.err
 
 
+def test_a_query_past_the_length_limit_is_a_user_error(indexed_read_only: Path, tsm: Any) -> None:
+    """A document pasted as a query is refused at once; a query at the limit is searched."""
+    from tsm.search.query import MAX_QUERY_CHARS
+
+    words = ("git install windows sqlite notes " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
+    assert tsm("search", words, "--fts-only", "-f", "json").code == 0
+    result = tsm("search", words + "x", "--fts-only", "-f", "json")
+    assert result.code == 1 and result.error()["kind"] == "user_error"
+    assert "10,001 characters long" in result.error()["error"]
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -73,6 +73,10 @@ class Query:
 
 # More results than anyone reads; and SQLite's LIMIT takes 64-bit integers only (issue 14/11).
 MAX_TOP_K = 10_000
+# A paragraph is a few hundred characters. A search's time grows with its words (a 100,000-
+# character query took 2 s, a 1 MB one through MCP about 10 s): past this it is a document
+# pasted by mistake, and an error says so rather than a long wait.
+MAX_QUERY_CHARS = 10_000
 
 
 def build_query(
@@ -96,6 +100,12 @@ def build_query(
     original = (text or "").strip()
     if not original:
         raise InvalidQuery("empty query", 'give a query, e.g. tsm search "install git"')
+    if len(original) > MAX_QUERY_CHARS:
+        raise InvalidQuery(
+            f"the query is {len(original):,} characters long; at most {MAX_QUERY_CHARS:,} "
+            "are searched",
+            "search for the words that matter: a sentence or a paragraph, not a document",
+        )
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise InvalidQuery(f"-k must be a whole number from 1 to {MAX_TOP_K}, got {top_k!r}")
     if mode not in MODES:
