@@ -141,6 +141,71 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
+# Opening a file to read it never blocks (a FIFO would wait for a writer), never follows a
+# final symlink (ELOOP) and never makes a terminal the process's controlling one.
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NOCTTY", 0)
+)
+_READ_STEP = 1024 * 1024
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+class SpecialFile(Exception):
+    """read_regular found something other than a regular file: `kind` says what."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class TooLarge(Exception):
+    """read_regular found more than its cap: `size` is the file's, None when it grew."""
+
+    def __init__(self, size: int | None) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def read_regular(path: Path, cap: int) -> bytes:
+    """A regular file whole, at most `cap` bytes, never trusting st_size (which a device or
+    a growing file misreports). The one way tsm reads a file it did not write itself: notes
+    (sources/files.read_capped) and what a state dir may hold (read_state_file). A final
+    symlink is an OSError (ELOOP), as a missing or unreadable file is; anything but a
+    regular file is SpecialFile, refused before any read; past `cap`, TooLarge."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SpecialFile(
+                next((n for test, n in _KINDS if test(info.st_mode)), "a special file")
+            )
+        if info.st_size > cap:
+            raise TooLarge(info.st_size)
+        parts: list[bytes] = []
+        left = cap + 1
+        while left > 0:
+            block = os.read(fd, min(left, _READ_STEP))
+            if not block:
+                break
+            parts.append(block)
+            left -= len(block)
+        if left <= 0:
+            raise TooLarge(None)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
 # The largest state-dir file tsm reads whole (synonyms.csv, user_dict.csv): far past any
 # hand-written table, and a bound on what one search reads.
 STATE_FILE_MAX_BYTES = 16 * 1024 * 1024
@@ -151,35 +216,21 @@ def read_state_file(path: Path, cap: int = STATE_FILE_MAX_BYTES) -> bytes | None
 
     A cloned repository can ship a `.tsm/` whose synonyms.csv is a link to /dev/zero (read
     until memory runs out), to a FIFO (a search that never ends) or to a file outside the
-    index root: such a file is an UnsafePath, as is one over `cap` bytes (never trusting
-    st_size, which a growing file misreports). Opening never follows the final symlink and
-    never blocks."""
+    index root: such a file is an UnsafePath, as is one over `cap` bytes (read_regular)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path, cap)
     except FileNotFoundError:
         return None
+    except SpecialFile:
+        raise UnsafePath(f"refusing to read {path}: it is not a regular file") from None
+    except TooLarge:
+        raise UnsafePath(f"refusing to read {path}: it is larger than {cap:,} bytes") from None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):
             raise UnsafePath(
                 f"refusing to read {path}: it is a symlink", "put the file itself there"
             ) from None
         raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafePath(f"refusing to read {path}: it is not a regular file")
-        parts: list[bytes] = []
-        left = cap + 1
-        while left > 0:
-            block = os.read(fd, min(left, 1024 * 1024))
-            if not block:
-                break
-            parts.append(block)
-            left -= len(block)
-        if left <= 0:
-            raise UnsafePath(f"refusing to read {path}: it is larger than {cap:,} bytes")
-        return b"".join(parts)
-    finally:
-        os.close(fd)
 
 
 def is_state_file(path: Path) -> bool:

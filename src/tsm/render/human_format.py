@@ -175,16 +175,13 @@ def source_line(root: str | None, hit: Hit) -> int | None:
     path = os.path.join(root, src.path)
     from pathlib import Path
 
-    from ..errors import UnsafePath
-    from ..statedir import read_state_file
+    from ..statedir import SpecialFile, TooLarge, read_regular
 
     try:
         # The regular file itself, capped: a note swapped for a link to a FIFO or to
         # /proc/self/fd/0 (the terminal) after it was indexed made the listing wait for ever.
-        data = read_state_file(Path(path), cap=_MAX_SOURCE_BYTES)
-    except (OSError, UnsafePath):
-        return None
-    if data is None:
+        data = read_regular(Path(path), _MAX_SOURCE_BYTES)
+    except (OSError, SpecialFile, TooLarge):
         return None
     lines = data.decode("utf-8", errors="replace").splitlines()
     start, heading_line = 0, None

@@ -7,29 +7,13 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..statedir import SpecialFile, TooLarge, read_regular
 from ..workspace import IgnoreRules
 from .base import SkipFile
-
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NOCTTY", 0)
-)
-_READ_STEP = 1024 * 1024
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
 
 
 @dataclass(frozen=True)
@@ -71,37 +55,19 @@ class Reach:
 
 
 def read_capped(path: Path, cap: int) -> bytes:
-    """Read a regular file whole, at most `cap` bytes (never trusting st_size, which a device
-    or a growing file misreports). FIFOs, sockets and devices are refused before any read,
-    and opening never blocks or follows a final symlink. I/O errors are transient skips."""
+    """Read a regular file whole, at most `cap` bytes (statedir.read_regular): FIFOs,
+    sockets and devices are refused before any read, and opening never blocks or follows a
+    final symlink. I/O errors are transient skips."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        return read_regular(path, cap)
+    except SpecialFile as exc:
+        raise SkipFile(f"not a regular file: {exc.kind}") from None
+    except TooLarge as exc:
+        raise SkipFile(_too_large(cap, exc.size)) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # the final component became a link after resolving
             raise SkipFile("is a symbolic link (changed while indexing)") from None
         raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _KINDS if test(info.st_mode)), "a special file")
-            raise SkipFile(f"not a regular file: {kind}")
-        if info.st_size > cap:
-            raise SkipFile(_too_large(cap, info.st_size))
-        parts: list[bytes] = []
-        left = cap + 1
-        while left > 0:
-            block = os.read(fd, min(left, _READ_STEP))
-            if not block:
-                break
-            parts.append(block)
-            left -= len(block)
-        if left <= 0:
-            raise SkipFile(_too_large(cap, None))
-        return b"".join(parts)
-    except OSError as exc:
-        raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
-    finally:
-        os.close(fd)
 
 
 def _too_large(cap: int, size: int | None) -> str:
