@@ -125,7 +125,6 @@ class PgConnection:
         except BaseException:
             # A statement that failed at the last sync (a COMMIT's) made the server skip the
             # rest, COMMIT included: its transaction is still open, aborted.
-            self._pipeline = None
             with suppress(Exception):  # a server gone cannot roll back; the error says so
                 self.rollback()
             raise
