@@ -116,14 +116,42 @@ PLUGIN_OPTION = "CLAUDE_PLUGIN_OPTION_TSM_BIN"
 # What `tsm init`, `tsm trust` and `tsm index` record in the user config dir (tsm's
 # launcher.py): the command that ran them, e.g. a virtualenv's bin/tsm outside PATH.
 COMMAND_FILE = "tsm-command.json"
-# Installed from a checkout (a directory marketplace), the plugin runs in place, beside the
-# virtualenv `./scripts/demo` creates.
-CHECKOUT_TSM = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-    ".venv",
-    "bin",
-    "tsm",
-)
+# The plugin's folder (hooks/, .claude-plugin/). `claude plugin install` copies it into
+# <plugins>/cache/<marketplace>/<plugin>/<version> and records in <plugins>/MARKETPLACES_FILE
+# where each marketplace came from; `claude --plugin-dir` and the tests run it in place.
+PLUGIN_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MARKETPLACES_FILE = "known_marketplaces.json"
+VENV_TSM = os.path.join(".venv", "bin", "tsm")  # what `./scripts/demo` makes in a checkout
+
+
+def checkout_tsm_candidates() -> list[str]:
+    """The `.venv/bin/tsm` of the checkout the plugin came from: beside the plugin folder
+    when it runs in place, else in the folder of the directory marketplace it was installed
+    from (`claude plugin marketplace add /path/to/checkout`), which Claude Code records."""
+    candidates = [os.path.join(os.path.dirname(PLUGIN_ROOT), VENV_TSM)]
+    marketplace_dir = os.path.dirname(os.path.dirname(PLUGIN_ROOT))
+    cache = os.path.dirname(marketplace_dir)
+    if os.path.basename(cache) == "cache":
+        known = os.path.join(os.path.dirname(cache), MARKETPLACES_FILE)
+        folder = _directory_marketplace(known, os.path.basename(marketplace_dir))
+        if folder is not None:
+            candidates.append(os.path.join(folder, VENV_TSM))
+    return candidates
+
+
+def _directory_marketplace(known: str, name: str) -> str | None:
+    """The folder a directory marketplace `name` was added from, per Claude Code's record."""
+    try:
+        with open(known, encoding="utf-8") as fh:
+            entry = json.load(fh).get(name)
+        source = entry.get("source") if isinstance(entry, dict) else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(source, dict) and source.get("source") == "directory":
+        path = source.get("path")
+        if isinstance(path, str) and os.path.isabs(path):
+            return path
+    return None
 
 
 def tsm_command(environ: Mapping[str, str]) -> list[str]:
@@ -145,9 +173,9 @@ def tsm_command(environ: Mapping[str, str]) -> list[str]:
     recorded, why = _recorded_command(environ)
     if recorded is not None:
         return recorded
-    checkout = CHECKOUT_TSM
-    if os.path.isfile(checkout) and os.access(checkout, os.X_OK):
-        return [checkout]
+    for checkout in checkout_tsm_candidates():
+        if os.path.isfile(checkout) and os.access(checkout, os.X_OK):
+            return [checkout]
     import importlib.util
 
     if importlib.util.find_spec("tsm") is not None:

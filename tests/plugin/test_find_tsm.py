@@ -210,6 +210,47 @@ def test_the_checkout_venv_is_found(plugin_copy: Path, root: Path) -> None:
     assert injected is not None and "git.md" in json.dumps(injected)
 
 
+CLAUDE = Path(
+    os.environ.get("TSM_CLAUDE_CLI_DIR") or Path.home() / ".cache" / "tsm-claude-cli",
+    "node_modules",
+    ".bin",
+    "claude",
+)  # where scripts/validate-plugin.sh installs the real Claude Code CLI
+
+
+@needs_system_python
+@pytest.mark.skipif(not CLAUDE.exists(), reason="the Claude Code CLI is not installed")
+def test_installed_by_claude_from_a_checkout_finds_its_venv(tmp_path: Path, root: Path) -> None:
+    """`claude plugin install` copies the plugin into its cache, away from the checkout: the
+    hooks still find the checkout's `.venv/bin/tsm` through the directory marketplace."""
+    assert TSM is not None
+    (Path(os.environ["XDG_CONFIG_HOME"]) / "tsm" / "tsm-command.json").unlink(missing_ok=True)
+    checkout = tmp_path / "checkout"
+    shutil.copytree(PLUGIN, checkout / "plugin", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PLUGIN.parent / ".claude-plugin", checkout / ".claude-plugin")
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    (checkout / ".venv" / "bin" / "tsm").symlink_to(TSM)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in base_env(HOME=str(home)).items() if k != "CLAUDE_CONFIG_DIR"}
+    for args in (
+        ["plugin", "marketplace", "add", str(checkout)],
+        ["plugin", "install", "tsm@the-space-memory"],
+    ):
+        done = subprocess.run(
+            [str(CLAUDE), *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    installed = json.loads((home / ".claude" / "plugins" / "installed_plugins.json").read_text())
+    install_path = Path(installed["plugins"]["tsm@the-space-memory"][0]["installPath"])
+    assert checkout not in install_path.parents  # a copy: the checkout's .venv is not beside it
+    assert_tsm_not_on_path()
+    output, _ = hook(install_path / "hooks", "session_start", root)
+    assert output is None, output
+    injected, _ = hook(install_path / "hooks", "user_prompt_submit", root)
+    assert injected is not None and "git.md" in json.dumps(injected)
+
+
 def test_python_m_tsm_of_the_hooks_interpreter(plugin_copy: Path, root: Path) -> None:
     """The python3 that runs the hooks has tsm installed: `python3 -m tsm` is used."""
     output, _ = hook(plugin_copy, "session_start", root, python=sys.executable)
