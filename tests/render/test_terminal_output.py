@@ -307,6 +307,55 @@ def test_completion_registers_tsm_and_kb(tsm: Any, tmp_path: Path) -> None:
         assert names["tsm"] and names["kb"], (load, done.stdout, done.stderr)
 
 
+def _readme_completion_lines() -> str:
+    """The README's shell-completion commands (the sh block after "Shell completion")."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    after = readme[readme.index("Shell completion (") :]
+    return after[after.index("```sh\n") + 6 : after.index("\n```", after.index("```sh"))]
+
+
+def test_completion_installed_as_the_readme_says(tmp_path: Path) -> None:
+    """The README's commands, run as they are in a new account's HOME, work and make each
+    shell complete both `tsm` and `kb` the way it loads completions by itself: bash-completion
+    sources the file named after the command, zsh reads $fpath, fish autoloads
+    <name>.fish (and ships a kb.fish of another program that `kb` would get otherwise)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "HOME": str(home), "PATH": path, "XDG_CONFIG_HOME": str(home / ".config")}
+    done = subprocess.run(
+        ["bash", "-e", "-c", _readme_completion_lines()], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    folder = home / ".local" / "share" / "bash-completion" / "completions"
+    for name in ("tsm", "kb"):
+        done = subprocess.run(
+            ["bash", "-c", f'source "{folder / name}"; complete -p {name}'],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0 and done.stdout.split()[-1] == name, done.stderr
+    zsh = shutil.which("zsh")
+    if zsh is not None:
+        show = "echo tsm=$_comps[tsm] kb=$_comps[kb]"
+        load = "fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit -D"
+        done = subprocess.run(
+            [zsh, "-f", "-c", f"{load}; {show}"], env=env, capture_output=True, text=True
+        )
+        assert done.stdout.split() == ["tsm=_tsm", "kb=_tsm"], done.stdout
+    fish = shutil.which("fish")
+    if fish is not None:
+        done = subprocess.run(
+            [fish, "-c", 'complete -C "kb sta"; complete -C "tsm sta"'],  # kb first: a new shell
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        names = [line.split("\t")[0] for line in done.stdout.splitlines()]
+        assert names == ["start", "status", "start", "status"], done.stdout + done.stderr
+
+
 def test_completion_completes_commands_and_choices(tsm: Any, tmp_path: Path) -> None:
     bash_script = tmp_path / "tsm.bash"
     bash_script.write_text(tsm("completion", "bash").out)

@@ -2,11 +2,9 @@
 from the CLI's own parser, so every command and flag completes as it is today.
 
 bash and zsh come from shtab (a static script: a TAB press runs no Python); fish, which
-shtab does not write, from the same parser walked here. Install:
-
-    tsm completion bash > ~/.local/share/bash-completion/completions/tsm
-    tsm completion zsh > "${fpath[1]}/_tsm"
-    tsm completion fish > ~/.config/fish/completions/tsm.fish
+shtab does not write, from the same parser walked here. Installed as README "Terminal
+output" says: bash-completion and fish load a command's file by its name, so `kb` has its
+own (fish ships a kb.fish of another program, which `kb` would otherwise complete as).
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         "completion",
         help="print a shell completion script (bash, zsh or fish)",
         description="Print a completion script for SHELL on stdout; see README "
-        '"Shell completion" for where to put it.',
+        '"Terminal output" for where to put it.',
     )
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
     p.set_defaults(handler=run)
@@ -74,7 +72,7 @@ def fish(parser: argparse.ArgumentParser) -> str:
     """`complete` lines for fish: subcommands first, then each one's flags, their choices,
     and file names where an argument is a path."""
     lines = [
-        "# tsm completion for fish: tsm completion fish > ~/.config/fish/completions/tsm.fish",
+        "# tsm completion for fish: write it to ~/.config/fish/completions/tsm.fish and kb.fish",
         "complete -c kb -w tsm",
         "complete -c tsm -f",
         "complete -c tsm -n __fish_use_subcommand -s h -l help -d 'show help'",
