@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -354,6 +355,53 @@ def test_completion_installed_as_the_readme_says(tmp_path: Path) -> None:
         )
         names = [line.split("\t")[0] for line in done.stdout.splitlines()]
         assert names == ["start", "status", "start", "status"], done.stdout + done.stderr
+
+
+def test_zsh_inserts_the_flag_a_prefix_names(tsm: Any, tmp_path: Path) -> None:
+    """In a real zsh on a terminal (tmux), TAB after `tsm search --ca` writes `--category`
+    into the line; it listed the flag and left the line as it was while search's query (free
+    text) was completed as an empty message."""
+    zsh, tmux = shutil.which("zsh"), shutil.which("tmux")
+    if zsh is None or tmux is None:
+        pytest.skip("zsh and tmux are needed")
+    fpath = tmp_path / "zfunc"
+    fpath.mkdir()
+    (fpath / "_tsm").write_text(tsm("completion", "zsh").out)
+    (tmp_path / ".zshrc").write_text(
+        f"fpath=({fpath} $fpath); autoload -Uz compinit; compinit -u; PS1='> '\n"
+    )
+    server = [tmux, "-L", f"tsm-test-{os.getpid()}", "-f", "/dev/null"]
+    env = {**os.environ, "HOME": str(tmp_path), "ZDOTDIR": str(tmp_path), "TERM": "xterm"}
+    subprocess.run(
+        [*server, "new-session", "-d", "-x", "100", "-y", "10", zsh],
+        env=env,
+        check=True,
+        cwd=tmp_path,
+    )
+    try:
+
+        def screen() -> str:
+            done = subprocess.run(
+                [*server, "capture-pane", "-p"], capture_output=True, text=True, check=True
+            )
+            return done.stdout
+
+        def wait_for(text: str) -> str:
+            for _ in range(200):
+                shown = screen()
+                if text in shown:
+                    return shown
+                time.sleep(0.1)
+            return screen()
+
+        assert ">" in wait_for(">")
+        for line in ("tsm search --ca", "tsm search foo --ty"):
+            subprocess.run([*server, "send-keys", "C-u", line, "Tab"], check=True)
+            word = "--category" if "--ca" in line else "--type"
+            shown = wait_for(line.rsplit(" ", 1)[0] + " " + word)
+            assert line.rsplit(" ", 1)[0] + " " + word in shown, shown
+    finally:
+        subprocess.run([*server, "kill-server"], capture_output=True)
 
 
 def test_completion_completes_commands_and_choices(tsm: Any, tmp_path: Path) -> None:

@@ -43,6 +43,11 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
         for action in command._actions:
             if not action.option_strings and action.dest in PATH_ARGUMENTS:
                 action.complete = shtab.FILE  # type: ignore[attr-defined]
+            elif not action.option_strings and not action.choices:
+                # Free text (search's query): zsh must complete nothing there. shtab's empty
+                # action makes a message of it, and with a message beside them zsh lists the
+                # flags instead of inserting the one a prefix names (`tsm search --ca`).
+                action.complete = {"zsh": "_nothing"}  # type: ignore[attr-defined]
     # shtab ends its bash script without a newline: a line appended to it must start one, or
     # it joins shtab's own `complete … tsm` line and neither name gets completion.
     text = str(shtab.complete(parser, shell=shell)).rstrip("\n") + "\n"
