@@ -10,7 +10,7 @@ import errno
 import os
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -176,13 +176,14 @@ class TooLarge(Exception):
         self.size = size
 
 
-def read_regular(path: Path, cap: int) -> bytes:
+def read_regular(path: Path | str, cap: int, dir_fd: int | None = None) -> bytes:
     """A regular file whole, at most `cap` bytes, never trusting st_size (which a device or
     a growing file misreports). The one way tsm reads a file it did not write itself: notes
     (sources/files.read_capped) and what a state dir may hold (read_state_file). A final
     symlink is an OSError (ELOOP), as a missing or unreadable file is; anything but a
-    regular file is SpecialFile, refused before any read; past `cap`, TooLarge."""
-    fd = os.open(path, _READ_FLAGS)
+    regular file is SpecialFile, refused before any read; past `cap`, TooLarge. `dir_fd`:
+    `path` is a name in that open folder (read_beneath)."""
+    fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -202,6 +203,45 @@ def read_regular(path: Path, cap: int) -> bytes:
         if left <= 0:
             raise TooLarge(None)
         return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+class Outside(Exception):
+    """read_beneath found the file's real path outside every allowed root: `real` is it."""
+
+    def __init__(self, real: str) -> None:
+        super().__init__(real)
+        self.real = real
+
+
+_DIR_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def read_beneath(roots: Sequence[Path], path: Path, cap: int) -> bytes:
+    """read_regular for a file that must lie inside one of `roots` (real paths): its real
+    path is taken, and then the file is opened from that root down, one folder at a time,
+    none through a link (O_NOFOLLOW at every step). A folder above the file swapped for a
+    link out of the root after the path was checked (or between the check and the open)
+    fails with ELOOP instead of leading outside; an open by the whole path would follow it.
+    Outside when the real path is in no root; read_regular's errors otherwise."""
+    real = Path(os.path.realpath(path))
+    root = next((r for r in roots if real.is_relative_to(r)), None)
+    if root is None:
+        raise Outside(str(real))
+    *folders, name = real.relative_to(root).parts or ("",)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for folder in folders:
+            inner = os.open(folder, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return read_regular(name, cap, dir_fd=fd)
     finally:
         os.close(fd)
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..models import Document
 from ..workspace import IgnoreRules
 from .base import Reader, SkipFile, decode_text
+
+if TYPE_CHECKING:
+    from .files import Reach
 
 __all__ = ["READERS", "Reader", "SkipFile", "decode_text", "discover", "load_bytes", "reader_for"]
 
@@ -71,9 +75,10 @@ def discover(root: Path, start: Path, rules: IgnoreRules) -> Iterator[Path]:
                 yield path
 
 
-def load_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+def load_bytes(path: Path, limit: int = MAX_FILE_BYTES, reach: Reach | None = None) -> bytes:
     """Read a regular file whole, refusing special files and files over `limit` bytes; I/O
-    errors are transient skips (see sources/files.py)."""
+    errors are transient skips (see sources/files.py). With `reach`, a file whose real path
+    is not inside it is refused, even when a folder above it became a link meanwhile."""
     from .files import read_capped
 
-    return read_capped(path, limit)
+    return reach.read(path, limit) if reach is not None else read_capped(path, limit)

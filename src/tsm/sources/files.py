@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..statedir import SpecialFile, TooLarge, read_regular
+from ..statedir import Outside, SpecialFile, TooLarge, read_beneath, read_regular
 from ..workspace import IgnoreRules
 from .base import SkipFile
 
@@ -41,7 +41,10 @@ class Reach:
     def resolve(self, path: Path) -> Path:
         """The real path of `path`; SkipFile when a symlink leads outside or to an ignored
         path. Costs one lstat per path component: call it for links, not every file."""
-        real = Path(os.path.realpath(path))
+        try:
+            real = Path(os.path.realpath(path))
+        except OSError as exc:  # a link in the path vanished while it was being read
+            raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
         if not any(real.is_relative_to(r) for r in self.roots):
             raise SkipFile(f"links outside the index root (to {display(str(real))})")
         if self.rules is not None and real != self.root and real.is_relative_to(self.root):
@@ -53,19 +56,37 @@ class Reach:
                 raise SkipFile(f"links to an ignored path ({display(rel)})")
         return real
 
+    def read(self, path: Path, cap: int) -> bytes:
+        """read_capped for a file that must really lie inside the reach: its real path is
+        checked (resolve), then it is opened from its root down with no link followed
+        (statedir.read_beneath). A folder above it swapped for a link out of the root after
+        the walk found the file, even between the check and the open, is refused rather
+        than followed; an open by the whole path (O_NOFOLLOW guards only its last part)
+        read the file of that name outside."""
+        real = self.resolve(path)
+        try:
+            return _capped(lambda: read_beneath(self.roots, real, cap), cap)
+        except Outside as exc:
+            raise SkipFile(f"links outside the index root (to {display(exc.real)})") from None
+
 
 def read_capped(path: Path, cap: int) -> bytes:
     """Read a regular file whole, at most `cap` bytes (statedir.read_regular): FIFOs,
     sockets and devices are refused before any read, and opening never blocks or follows a
     final symlink. I/O errors are transient skips."""
+    return _capped(lambda: read_regular(path, cap), cap)
+
+
+def _capped(read: Callable[[], bytes], cap: int) -> bytes:
+    """`read()`, its refusals and I/O errors as SkipFile."""
     try:
-        return read_regular(path, cap)
+        return read()
     except SpecialFile as exc:
         raise SkipFile(f"not a regular file: {exc.kind}") from None
     except TooLarge as exc:
         raise SkipFile(_too_large(cap, exc.size)) from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:  # the final component became a link after resolving
+        if exc.errno == errno.ELOOP:  # a component became a link after resolving
             raise SkipFile("is a symbolic link (changed while indexing)") from None
         raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
 
