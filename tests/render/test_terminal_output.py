@@ -404,6 +404,40 @@ def test_zsh_inserts_the_flag_a_prefix_names(tsm: Any, tmp_path: Path) -> None:
         subprocess.run([*server, "kill-server"], capture_output=True)
 
 
+def test_completion_offers_the_document_types(tsm: Any, tmp_path: Path) -> None:
+    """`--type` of search and list completes to the four types in bash, zsh and fish."""
+    bash_script = tmp_path / "tsm.bash"
+    bash_script.write_text(tsm("completion", "bash").out)
+    lines = []
+    for command in ("search", "list"):
+        done = subprocess.run(
+            [
+                "bash",
+                "-c",
+                f'source "{bash_script}"; COMP_WORDS=(tsm {command} --type ""); COMP_CWORD=3;'
+                f' COMP_LINE="tsm {command} --type "; COMP_POINT=${{#COMP_LINE}}; _shtab_tsm;'
+                ' echo "${COMPREPLY[@]}"',
+            ],
+            capture_output=True,
+            text=True,
+        )
+        lines.append(done.stdout.strip())
+    assert lines == ["markdown pdf text session"] * 2, lines
+    assert ":TYPE:(markdown pdf text session)" in tsm("completion", "zsh").out
+    fish = shutil.which("fish")
+    if fish is None:
+        pytest.skip("fish is not installed")
+    fish_script = tmp_path / "tsm.fish"
+    fish_script.write_text(tsm("completion", "fish").out)
+    done = subprocess.run(
+        [fish, "-c", f'source "{fish_script}"; complete -C "tsm search --type "'],
+        capture_output=True,
+        text=True,
+    )
+    names = [line.split("\t")[0] for line in done.stdout.splitlines()]
+    assert names == ["markdown", "pdf", "session", "text"], done.stdout + done.stderr
+
+
 def test_completion_completes_commands_and_choices(tsm: Any, tmp_path: Path) -> None:
     bash_script = tmp_path / "tsm.bash"
     bash_script.write_text(tsm("completion", "bash").out)

@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def script(parser: argparse.ArgumentParser, shell: str) -> str:
+    offer_known_values(parser)
     if shell == "fish":
         return fish(parser)
     import shtab
@@ -58,6 +59,17 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
     return text.replace("#compdef tsm\n", "#compdef tsm kb\n", 1).replace(
         "compdef _shtab_tsm -N tsm\n", "compdef _shtab_tsm -N tsm kb\n", 1
     )
+
+
+def offer_known_values(parser: argparse.ArgumentParser) -> None:
+    """Flags whose values are checked after parsing (`--type`, for a clearer error than
+    argparse's) get them as choices here, in this process only, so the scripts offer them."""
+    from ..search.query import TYPES
+
+    for _, command in subcommands(parser):
+        for action in command._actions:
+            if action.dest == "type" and action.option_strings and not action.choices:
+                action.choices = TYPES
 
 
 def subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
