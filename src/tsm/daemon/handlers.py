@@ -132,7 +132,8 @@ class Handlers:
         if self._want_watch:
             from .watch import Watcher
 
-            self.watcher = Watcher(self.settings, self.writer)  # the writer wakes the backfill
+            # the writer wakes the backfill
+            self.watcher = Watcher(self.settings, self.writer, self.still_current)
         threading.Thread(target=self._warm_up, name="tsm-warm-up", daemon=True).start()
 
     def _warm_up(self) -> None:
@@ -238,6 +239,27 @@ class Handlers:
             and current != self.fingerprint
             and not self.server.stopping.is_set()
         ):
+            log.info("configuration changed on disk; exiting so a fresh daemon picks it up")
+            threading.Timer(0.05, self.server.shutdown).start()
+        return False
+
+    def still_current(self) -> bool:
+        """Whether tsm.toml and the folders it names still give this daemon's settings, for
+        work no client asked for (the watcher). Settings are checked when they are loaded: a
+        content dir or sessions folder of an untrusted root that became a link out of the
+        root since (a `git pull`, a checkout) was walked and read from there by the daemon
+        of the settings it started with. When they differ, or tsm.toml is now broken, the
+        work is not done, and on a change the daemon steps aside as for a client's."""
+        from ..config import load
+
+        try:
+            current = settings_fingerprint(load(self.settings.index_root, os.environ))
+        except TsmError as exc:
+            log.warning("watcher: not indexing, the configuration is broken: %s", exc.message)
+            return False
+        if current == self.fingerprint:
+            return True
+        if not self.server.stopping.is_set():
             log.info("configuration changed on disk; exiting so a fresh daemon picks it up")
             threading.Timer(0.05, self.server.shutdown).start()
         return False

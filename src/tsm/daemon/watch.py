@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -33,8 +34,12 @@ POLL_S, POLL_ROUNDS = 3.0, 20  # with a name watchfiles cannot decode: scan, ret
 class Watcher:
     """Runs watchfiles in a thread; `status()` reports what it has done."""
 
-    def __init__(self, settings: Settings, writer: Writer) -> None:
+    def __init__(self, settings: Settings, writer: Writer, current: Callable[[], bool]) -> None:
         self.settings = settings
+        # Whether `settings` still hold (daemon/handlers.still_current): asked before each
+        # run, so that no run walks folders by what tsm.toml and the links in them said at
+        # start-up.
+        self.current = current
         self.root = settings.index_root
         self.writer = writer
         self.rules = IgnoreRules(self.root)
@@ -164,7 +169,7 @@ class Watcher:
         from ..indexing import index_paths
 
         try:
-            if not documents.has_any(conn):
+            if not documents.has_any(conn) or not self.current():
                 return
             report = index_paths(self.settings, conn)
             if report.indexed or report.removed or report.renamed:
@@ -182,7 +187,7 @@ class Watcher:
         from ..indexing import index_paths
 
         targets = [p for p in sorted(paths) if self._wanted(conn, p)]
-        if not targets:
+        if not targets or not self.current():
             return
         try:
             index_paths(self.settings, conn, targets)
