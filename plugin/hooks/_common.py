@@ -178,8 +178,10 @@ def tsm_command(environ: Mapping[str, str]) -> list[str]:
             return [checkout]
     import importlib.util
 
-    if importlib.util.find_spec("tsm") is not None:
-        return [sys.executable, "-m", "tsm"]
+    # -P (Python 3.11+, as tsm needs): tsm runs in the index root, and `python -m` would
+    # import a `tsm/` package a repository holds there before the installed one.
+    if sys.version_info >= (3, 11) and importlib.util.find_spec("tsm") is not None:
+        return [sys.executable, "-P", "-m", "tsm"]
     raise HookFailure(
         "cannot find tsm: it is not on PATH"
         + (f", {why}" if why else ", no `tsm init` or `tsm trust` recorded where it is")

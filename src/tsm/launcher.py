@@ -25,6 +25,16 @@ def command_file(environ: Mapping[str, str]) -> str:
     return os.path.join(locate.user_config_dir(environ), COMMAND_FILE)
 
 
+def python(*args: str) -> list[str]:
+    """This interpreter running ARGS (`-m MODULE …`, `-c CODE …`) as every child process
+    tsm starts runs it: with `-P`, so that the working directory is not put first on
+    sys.path. `python -m` and `-c` otherwise import from it before anything installed, and
+    tsm runs in the repositories it indexes: one holding a `tsm/` package (or `sudachipy/`,
+    or a `json.py`) at its root had its code run by the daemon a search starts, by the
+    PDF reader, the embedding worker and the user dictionary's build."""
+    return [sys.executable, "-P", *args]
+
+
 def this_command(argv0: str | None = None, executable: str | None = None) -> list[str]:
     """The command that runs this tsm: its console script when there is one (the `tsm` being
     run, or the one beside this interpreter), else `python -m tsm` with this interpreter.
@@ -42,7 +52,7 @@ def this_command(argv0: str | None = None, executable: str | None = None) -> lis
     for candidate in candidates:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return [candidate]
-    return [os.path.abspath(executable), "-m", "tsm"]
+    return [os.path.abspath(executable), "-P", "-m", "tsm"]  # -P: see python()
 
 
 def remember(environ: Mapping[str, str], command: list[str] | None = None) -> str | None:

@@ -8,11 +8,11 @@ import fcntl
 import os
 import signal
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from ..launcher import python
 from ..statedir import append_private, logs_dir, open_private, private_dir
 from ..workspace import StatePaths
 from .remote import ForeignDaemon, Unavailable, call, connect
@@ -139,7 +139,7 @@ def spawn(settings: Settings) -> int:
     }
     with append_private(logs_dir(paths.root) / "tsmd.stderr.log") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tsm", "daemon"],
+            python("-m", "tsm", "daemon"),
             stdin=subprocess.DEVNULL,
             stdout=err,
             stderr=err,

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import EmbedderUnavailable
+from ..launcher import python
 from . import embed_queries
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ class WorkerEmbedder:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tsm.embed.worker", spec, role],
+            python("-m", "tsm.embed.worker", spec, role),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,

@@ -58,7 +58,9 @@ def _extract_in_child(
     data: bytes, max_chars: int, cpu_seconds: int
 ) -> tuple[list[tuple[int, str]], str | None]:
     """(page number, text) for each page and the /Title, read by a bounded child process."""
-    command = [sys.executable, "-m", "tsm.sources.pdf", str(max_chars), str(cpu_seconds)]
+    from ..launcher import python
+
+    command = python("-m", "tsm.sources.pdf", str(max_chars), str(cpu_seconds))
     try:
         proc = subprocess.run(
             command,

@@ -148,11 +148,11 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
     if is_state_file(compiled) and compiled.stat().st_mtime >= source.stat().st_mtime:
         return compiled
     import subprocess
-    import sys
 
     import sudachidict_core
 
     from ..errors import ConfigError
+    from ..launcher import python
     from ..statedir import private_dir
 
     private_dir(state_dir)  # ours, 0700, not a symlink: the build writes into it
@@ -166,7 +166,7 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
         "sys.argv[3]]; main()"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", build, str(system), str(partial), str(source)],
+        python("-c", build, str(system), str(partial), str(source)),
         capture_output=True,
         text=True,
         umask=0o077,
