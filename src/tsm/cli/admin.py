@@ -87,14 +87,18 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def doctor_text(report: DoctorReport) -> str:
+    from ..render.human_format import one_line
+
     marks = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
     lines = []
     for section in report.sections:
         lines.append(f"{section.name}:")
         for check in section.checks:
-            lines.append(f"  {marks.get(check.status, check.status)} {check.name}: {check.message}")
+            mark = marks.get(check.status, check.status)
+            # one line each: a message may quote a path or value a repository chose
+            lines.append(f"  {mark} {one_line(check.name)}: {one_line(check.message)}")
             if check.fix and check.status != "ok":
-                lines.append(f"        fix: {check.fix}")
+                lines.append(f"        fix: {one_line(check.fix)}")
     count = report.issue_count
     lines.append("no issues found" if not count else f"{count} issue(s) found")
     return "\n".join(lines)

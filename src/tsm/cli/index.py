@@ -128,7 +128,7 @@ def run_index(args: argparse.Namespace) -> int:
     human += "".join(
         f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}" for s in data["skipped"]
     )
-    human += "".join(f"\nwarning: {w}" for w in data["warnings"])
+    human += "".join(f"\nwarning: {one_line(w)}" for w in data["warnings"])
     emit(args, data, human)
     return 0
 
@@ -136,14 +136,16 @@ def run_index(args: argparse.Namespace) -> int:
 def run_ingest_session(args: argparse.Namespace) -> int:
     data = asdict(knowledge().ingest_session(args.file, progress=progress_bar(args)))
     if data["indexed"]:
-        human = f"ingested {args.file}: {data['chunks']} turns, {data['embedded']} embedded"
+        human = (
+            f"ingested {one_line(args.file)}: {data['chunks']} turns, {data['embedded']} embedded"
+        )
     elif data["unchanged"]:
-        human = f"{args.file} is unchanged since it was ingested; nothing to do"
+        human = f"{one_line(args.file)} is unchanged since it was ingested; nothing to do"
     else:
         human = "; ".join(
             f"skipped {one_line(s['path'])}: {one_line(s['reason'])}" for s in data["skipped"]
         )
-    human += "".join(f"\nwarning: {w}" for w in data["warnings"])
+    human += "".join(f"\nwarning: {one_line(w)}" for w in data["warnings"])
     emit(args, data, human)
     return 0
 
@@ -188,6 +190,6 @@ def run_rebuild(args: argparse.Namespace) -> int:
     human += "".join(
         f"\nskipped {one_line(s['path'])}: {one_line(s['reason'])}" for s in data["skipped"]
     )
-    human += "".join(f"\nwarning: {w}" for w in data["warnings"])
+    human += "".join(f"\nwarning: {one_line(w)}" for w in data["warnings"])
     emit(args, data, human)
     return 0
