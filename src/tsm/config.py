@@ -416,14 +416,28 @@ def _shown(value: Any, key: str = "") -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# Far past any hand-written configuration; a repository's tsm.toml is read by every command.
+TOML_MAX_BYTES = 1024 * 1024
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A config file's TOML, {} when there is none. Read as statedir.read_regular reads (a
+    link followed to its file, like a dotfiles manager's): only a regular file, capped, its
+    open never waiting on a FIFO swapped in after the check; tomllib read a repository's
+    tsm.toml whole, whatever its size, on every command."""
+    from .statedir import SpecialFile, TooLarge, read_regular
+
     if not path.is_file():
         return {}
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        text = read_regular(Path(os.path.realpath(path)), TOML_MAX_BYTES).decode("utf-8")
+        data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot parse: {exc}", "fix the TOML syntax") from None
+    except SpecialFile as exc:
+        raise ConfigError(f"{path} is not a regular file ({exc.kind})") from None
+    except TooLarge:
+        raise ConfigError(f"{path} is larger than {TOML_MAX_BYTES // 1024} kB") from None
     _reject_nul(data, path, "")
     return data
 
