@@ -105,9 +105,14 @@ def export_index(settings: Settings, file: Path) -> ExportReport:
 
     conn = open_store(settings)
     store = store_name(conn)
-    tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+    import tempfile
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # A fresh name of its own (O_EXCL, 0600): at `.<name>.<pid>.tmp`, opened with O_TRUNC,
+        # a link planted under that name (a repository can ship them for a range of pids)
+        # had the export written into the file it points at.
+        fd, tmp_name = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
+        tmp = Path(tmp_name)
     except OSError as exc:
         conn.close()
         raise _file_error(exc, file) from None
