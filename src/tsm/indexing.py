@@ -537,7 +537,7 @@ def _index_file_once(
         return
     limit = int(settings.get("index.max_file_mb") * 1024 * 1024)
     try:
-        data = load_bytes(source, limit)
+        data = load_bytes(source, limit, reach)  # opened from the root down, no link followed
     except Exception as exc:
         _cannot_read(conn, rel, old, exc, report)
         return
@@ -562,7 +562,8 @@ def _index_file_once(
     def store() -> tuple[int, int] | None:
         """(twins removed, chunks written), or None when the index already held this."""
         try:
-            unchanged = hashlib.sha256(load_bytes(source, limit)).hexdigest() == content_hash
+            data_now = load_bytes(source, limit, reach)
+            unchanged = hashlib.sha256(data_now).hexdigest() == content_hash
         except (OSError, SkipFile):
             unchanged = False
         if not unchanged:  # edited meanwhile: storing these bytes could undo a newer write
