@@ -71,6 +71,10 @@ def test_pdf_that_costs_endless_work_is_given_up() -> None:
     try:
         pdf.read(Path("slow.pdf"), "slow.pdf", data, cpu_seconds=3)
     except SkipFile as skip:
-        assert str(skip) == "PDF took more than 3 s of CPU to read"
+        # the CPU bound, or on a loaded machine the wall-time bound (twice the CPU time)
+        assert str(skip) in (
+            "PDF took more than 3 s of CPU to read",
+            "PDF took longer than 6 s to read",
+        )
     else:
         raise AssertionError("the PDF was read")
