@@ -131,9 +131,13 @@ def spawn(settings: Settings) -> int:
     """Start `python -m tsm daemon` detached: its own session (a hook's deadline kills the
     hook's process group, not the daemon), no inherited descriptors, output to the log dir."""
     paths = StatePaths(settings.state_dir)
+    # The daemon finds the index root as this command did, from its working directory (the
+    # root) and the caller's own TSM_INDEX_ROOT if any. An absolute TSM_INDEX_ROOT is the
+    # user's word that the root is theirs (trust, README): set here, it made every daemon a
+    # search autostarts in a cloned repository apply that repository's tsm.toml in full
+    # (sessions.dirs outside the root ingested, embedding.model = openai:<url>).
     env = {
         **os.environ,
-        "TSM_INDEX_ROOT": str(settings.index_root),
         "TSM_STATE_DIR": str(settings.state_dir),
         "TSM_DB_PATH": str(settings.db_path),
     }
