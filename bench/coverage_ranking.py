@@ -10,15 +10,16 @@ Hybrid should never fall below fts-only: a chunk without a vector competes on it
 
     python bench/coverage_ranking.py                               # every set, full corpora
     python bench/coverage_ranking.py scifact-ja jaquad-para --max-docs 500
-    python bench/coverage_ranking.py --strategies calibrate,evidence   # compare fusion rules
+    python bench/coverage_ranking.py --strategies evidence,quorum   # compare fusion rules
     python bench/coverage_ranking.py jaquad-para --top-k 10        # at the CLI's depth
 
 `--strategies` runs hybrid once per rule for a keyword hit whose chunk has no vector yet
-(fuse.MISSING_VECTOR, engine._estimate_missing): evidence (the engine's: its hybrid score
-estimated from its keyword score, and the vectors reordering the keyword ranking only as
-far as the share of the query's keyword hits that have a vector), calibrate (the estimate
-alone, the rule before) and none (no estimate: such a hit competes on keywords alone, the
-rule before issue 19). At 100 % coverage all give the same results.
+(fuse.MISSING_VECTOR, engine._estimate_missing): quorum (the engine's: evidence once the
+vectors have measured fuse.VECTOR_QUORUM of the query's keyword hits, the keyword-only
+order below), evidence (its hybrid score estimated from its keyword score, and the vectors
+reordering the keyword ranking as far as the share of the query's keyword hits that have
+a vector), calibrate (the estimate alone) and none (no estimate: such a hit competes on
+keywords alone, the rule before issue 19). At 100 % coverage all give the same results.
 
 Every search asks for `--top-k` results (default 100, as bench/retrieval.py: each signal
 gives 300 candidates, max(search.candidates, 3 x top_k)); `--top-k 10` is the CLI's

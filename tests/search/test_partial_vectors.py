@@ -145,3 +145,37 @@ def test_keyword_hits_without_vectors_keep_the_keyword_order(indexed: Path, tsm:
         (r["source"]["path"], r["score_breakdown"]) for r in hybrid["results"]
     ]
     assert "notes/ci-credentials.md" in paths[len(keyword) :]  # found by the vectors, after
+
+
+RUNBOOK = (
+    NEW_NOTE
+    + """
+The farm itself sits in the basement, next to the old coffee machine and the spare desks.
+"""
+)
+
+
+def test_few_hits_embedded_keep_the_keyword_order(vault: Path, tsm: Any) -> None:
+    """One or two of the keyword hits have a vector, nine do not: the vectors have measured
+    too few of the hits (below fuse.VECTOR_QUORUM) to reorder them, so the keyword hits come
+    in exactly the keyword-only order and no vector term counts yet (under the rule before,
+    "evidence", the embedded hit's counted). Once all are embedded the full fusion ranks."""
+    (vault / "notes" / "runner-credentials.md").write_text(RUNBOOK, encoding="utf-8")
+    assert tsm("index", "-f", "json").code == 0  # every note so far has its vector
+    for n in range(9):
+        (vault / "notes" / f"deploy-keys-{n}.md").write_text(NEW_NOTE, encoding="utf-8")
+    assert tsm("index", "--no-embed", "-f", "json").code == 0
+    query = "how do we rotate the deploy keys of the build runners"
+    keyword = [r["source"]["path"] for r in search(tsm, query, "--fts-only", "-k", "20")["results"]]
+    assert "notes/runner-credentials.md" in keyword and len(keyword) <= 12, keyword
+    hybrid = search(tsm, query, "-k", "20")
+    assert any("have no vector yet" in w for w in hybrid["warnings"])
+    hits = [r for r in hybrid["results"] if r["source"]["path"] in keyword]
+    assert [r["source"]["path"] for r in hits] == keyword, [
+        (r["source"]["path"], r["score_breakdown"]) for r in hits
+    ]
+    assert all(r["score_breakdown"]["vector"] == 0.0 for r in hits)
+    assert tsm("index", "-f", "json").code == 0
+    full = search(tsm, query, "-k", "20")
+    assert not any("no vector yet" in w for w in full["warnings"])
+    assert all(r["score_breakdown"]["vector"] > 0.0 for r in full["results"][:10])

@@ -372,19 +372,22 @@ def _estimate_missing(
     negative): among themselves such hits keep the keyword-only order, and against the others
     they stand where the typical note of their keyword score stands.
 
-    "evidence" (the engine's): what the vectors add counts in proportion to the evidence
+    "evidence": what the vectors add counts in proportion to the evidence
     behind it, the share s of the query's keyword hits whose chunk has a vector. A note
     with one is ranked on (1 - s) × its estimate + s × its hybrid score, a note only the
     vectors found on s × its vector term: with few keyword hits embedded the vectors can
     reorder the keyword ranking only a little (they were measured on notes the other hits
     cannot be compared with), and with none they cannot reorder it at all; as s nears 1 the
-    ranking nears the full fusion. The gain is fitted as if fuse.FIT_PRIOR more hits had
+    ranking nears the full fusion. "quorum" (the engine's): evidence once s reaches
+    fuse.VECTOR_QUORUM; below it the keyword hits keep the keyword-only order, since a
+    reordering measured on so few of them was as likely to lose as to gain
+    (_keyword_order). The gain is fitted as if fuse.FIT_PRIOR more hits had
     the gain that keywords and vector agreeing would give, 1 + vector weight × coverage, so
     that a gain fitted on two or three hits cannot lift or sink every hit without a vector.
-    "calibrate" (the rule before): no blend, the gain fitted alone. In both, every vector
+    "calibrate" (the first rule): no blend, the gain fitted alone. In all three, every vector
     term is first scaled by the share of chunks that have a vector: it is normalised by the
     best cosine among the notes embedded so far, which overstates it while that share is
-    small. Measured at 2, 10 and 50 % coverage against fts-only and calibrate:
+    small. Measured at 2, 10 and 50 % coverage against fts-only and evidence:
     bench/results/coverage-ranking.md and coverage-ranking-cuts.md; other rules tried:
     coverage-ranking-variants.md."""
     rule = fuse.MISSING_VECTOR
@@ -398,12 +401,15 @@ def _estimate_missing(
     lacking = side.lacking(list(keyword_chunk.values()))
     measured = sum(1 for chunk in keyword_chunk.values() if chunk not in lacking)
     share, prior_hits = 1.0, 0  # "calibrate"
-    if rule == "evidence":
+    if rule in ("evidence", "quorum"):
         share = measured / len(keyword_chunk) if keyword_chunk else side.coverage
         prior_hits = fuse.FIT_PRIOR
     for cand in candidates.values():  # the vector side has seen only part of the notes
         if cand.vector is not None:
             cand.vector = (cand.vector[0], cand.vector[1] * side.coverage)
+    if rule == "quorum" and share < fuse.VECTOR_QUORUM:
+        _keyword_order(candidates, keyword_chunk, fts_plain, share)
+        return
 
     def plain(cand: Candidate) -> float:  # the keyword score of a keyword-only search
         if cand.fts is None:
@@ -438,6 +444,27 @@ def _estimate_missing(
             cand.estimate = estimate + share * max(0.0, own - estimate)
         elif share < 1.0:
             cand.estimate = (1.0 - share) * estimate + share * own
+
+
+def _keyword_order(
+    candidates: dict[int, Candidate],
+    keyword_hits: dict[int, int],
+    fts_plain: dict[int, float],
+    share: float,
+) -> None:
+    """Below the quorum: every keyword hit gets the score a keyword-only search gives it,
+    and its vector counts for nothing, so the keyword hits come in exactly the keyword-only
+    order; a note only the vectors found counts `share` × its vector term, so it can pass
+    only a weak keyword hit."""
+    for doc_id, cand in candidates.items():
+        if doc_id not in keyword_hits:
+            if cand.vector is not None:
+                cand.vector = (cand.vector[0], cand.vector[1] * share)
+            continue
+        if cand.fts is not None:
+            cand.fts = (cand.fts[0], fts_plain[doc_id])
+        if cand.vector is not None:
+            cand.vector = (cand.vector[0], 0.0)
 
 
 def _recent(
