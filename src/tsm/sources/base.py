@@ -22,6 +22,21 @@ class SkipFile(Exception):
         self.transient = transient
 
 
+# A document's names are stored with every one of its chunks (the title and aliases in each
+# chunk's keyword row, the heading path in its section, the tags beside it), so their size
+# multiplies by the document's length: a 830 kB note whose first heading was 270 kB long
+# made a 685 MB index. A reader bounds them; the words of a longer heading stay in the text.
+MAX_NAME_CHARS = 200  # a title, a heading, an alias
+MAX_ALIASES = 50
+MAX_TAGS = 100
+MAX_TAG_CHARS = 100
+
+
+def cut(text: str, limit: int = MAX_NAME_CHARS) -> str:
+    """`text` at most `limit` characters, ending with … when cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 # A reader gets the file's path, its path relative to the index root, and its bytes.
 Reader = Callable[[Path, str, bytes], Document]
 

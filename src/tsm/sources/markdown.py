@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..models import Document, Link, Section
-from .base import decode_text
+from .base import MAX_ALIASES, MAX_NAME_CHARS, MAX_TAG_CHARS, MAX_TAGS, cut, decode_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -68,10 +68,13 @@ def read(path: Path, rel: str, data: bytes) -> Document:
     meta, body, body_line = split_frontmatter(text)
     sections, headings_h1, links = _parse_body(body, body_line)
     inline_tags = _prose_tags(body)
-    title = _str(meta.get("title")) or (headings_h1[0] if headings_h1 else "") or path.stem
+    title = cut(_str(meta.get("title")) or (headings_h1[0] if headings_h1 else "") or path.stem)
     if not sections and _str(meta.get("title")):  # frontmatter alone: found by its title
-        sections = [Section("", title, line=1)]
+        sections = [Section("", _str(meta.get("title")) or title, line=1)]
     tags = _unique([*_as_list(meta.get("tags")), *_as_list(meta.get("tag")), *inline_tags])
+    tags = [t for t in tags if len(t) <= MAX_TAG_CHARS][:MAX_TAGS]  # see base.MAX_TAGS
+    aliases = _as_names(meta.get("aliases")) + _as_names(meta.get("alias"))
+    aliases = [a for a in aliases if len(a) <= MAX_NAME_CHARS][:MAX_ALIASES]
     updated = _date(meta.get("updated")) or _date(meta.get("modified"))
     date = _date(meta.get("date"))
     created = _date(meta.get("created")) or date
@@ -89,7 +92,7 @@ def read(path: Path, rel: str, data: bytes) -> Document:
         sections=tuple(sections),
         tags=tuple(t.lower() for t in tags),
         links=tuple(links),
-        aliases=tuple(_as_names(meta.get("aliases")) + _as_names(meta.get("alias"))),
+        aliases=tuple(aliases),
         status=status.lower() if status else None,
         created=created,
         updated=updated,
@@ -176,6 +179,9 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
         if heading:
             flush(lineno)
             level, title = len(heading.group(1)), _strip_inline(_heading_text(heading.group(2)))
+            if len(title) > MAX_NAME_CHARS:  # its words stay searchable as the section's text
+                current.append(title)
+                title = cut(title)
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, title))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import Document, Section
-from .base import SkipFile
+from .base import SkipFile, cut
 
 # Compressed streams make a PDF's text far larger than its bytes (pypdf caps each stream at
 # 75 MB, not their sum); 20 million characters is a 10,000-page book.
@@ -44,7 +44,7 @@ def read(
     if not sections:
         raise SkipFile("PDF has no extractable text (scanned?)")
     title = _clean(meta_title) if meta_title else ""
-    title = " ".join(title.split()) or path.stem
+    title = cut(" ".join(title.split())) or path.stem
     return Document(
         path=rel,
         type="pdf",
