@@ -223,18 +223,47 @@ _DIR_FLAGS = (
 )
 
 
+class LinkOnTheWay(Exception):
+    """read_written_beneath met a link, or the path is not written under a root."""
+
+
+def read_written_beneath(roots: Sequence[Path], path: Path, cap: int) -> bytes:
+    """read_beneath along the path as written, without resolving it first: for a path the
+    walk built under a root (the common case, no link in it) this costs one open per
+    folder instead of a realpath's lstat per part on top. LinkOnTheWay when the path is not
+    written under a root or a link is met (a legitimate one, or a folder just swapped):
+    then read_beneath, from the real path, decides."""
+    for root in roots:
+        if path.is_absolute() and path.is_relative_to(root):
+            parts = path.relative_to(root).parts
+            if parts and ".." not in parts:
+                try:
+                    return _read_down(root, parts, cap)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        raise LinkOnTheWay from None
+                    raise
+    raise LinkOnTheWay
+
+
 def read_beneath(roots: Sequence[Path], path: Path, cap: int) -> bytes:
     """read_regular for a file that must lie inside one of `roots` (real paths): its real
     path is taken, and then the file is opened from that root down, one folder at a time,
     none through a link (O_NOFOLLOW at every step). A folder above the file swapped for a
     link out of the root after the path was checked (or between the check and the open)
-    fails with ELOOP instead of leading outside; an open by the whole path would follow it.
-    Outside when the real path is in no root; read_regular's errors otherwise."""
+    fails (ENOTDIR, or ELOOP for the file itself) instead of leading outside; an open by the
+    whole path would follow it. Outside when the real path is in no root; read_regular's
+    errors otherwise."""
     real = Path(os.path.realpath(path))
     root = next((r for r in roots if real.is_relative_to(r)), None)
     if root is None:
         raise Outside(str(real))
-    *folders, name = real.relative_to(root).parts or ("",)
+    return _read_down(root, real.relative_to(root).parts, cap)
+
+
+def _read_down(root: Path, parts: Sequence[str], cap: int) -> bytes:
+    """The file `root`/`parts`, each folder opened in the one above with no link followed."""
+    *folders, name = parts or ("",)
     fd = os.open(root, _DIR_FLAGS)
     try:
         for folder in folders:

@@ -11,7 +11,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..statedir import Outside, SpecialFile, TooLarge, read_beneath, read_regular
+from ..statedir import (
+    LinkOnTheWay,
+    Outside,
+    SpecialFile,
+    TooLarge,
+    read_beneath,
+    read_regular,
+    read_written_beneath,
+)
 from ..workspace import IgnoreRules
 from .base import SkipFile
 
@@ -62,7 +70,13 @@ class Reach:
         (statedir.read_beneath). A folder above it swapped for a link out of the root after
         the walk found the file, even between the check and the open, is refused rather
         than followed; an open by the whole path (O_NOFOLLOW guards only its last part)
-        read the file of that name outside."""
+        read the file of that name outside. A path the walk wrote under a root with no
+        link in it is read as written (statedir.read_written_beneath), without the cost of
+        resolving it."""
+        try:
+            return _capped(lambda: read_written_beneath(self.roots, path, cap), cap)
+        except LinkOnTheWay:
+            pass
         real = self.resolve(path)
         try:
             return _capped(lambda: read_beneath(self.roots, real, cap), cap)
