@@ -67,3 +67,30 @@ def test_an_autostarted_daemon_keeps_the_root_untrusted(
         assert found.json()["results"] == []
     finally:
         tsm("stop", "-f", "json", cwd=clone, timeout=60)
+
+
+def test_a_relative_index_root_reaches_the_daemon_as_the_same_root(
+    tmp_path: Path, tsm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TSM_INDEX_ROOT=notes, taken from the caller's working directory: the daemon, which runs
+    in the root, must not take it from there (notes/notes)."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "n.md").write_text("# N\n\nrelword here\n")
+    monkeypatch.setenv("TSM_EMBEDDER", "none")
+    monkeypatch.setenv("TSM_INDEX_ROOT", "notes")
+    monkeypatch.delenv("TSM_AUTOSTART")
+    try:
+        assert tsm("index", "-f", "json", cwd=tmp_path, timeout=120).code == 0
+        assert tsm("search", "relword", "-f", "json", cwd=tmp_path, timeout=120).code == 0
+        wait_for(
+            lambda: (
+                tsm("status", "-f", "json", cwd=tmp_path).json()["daemon"]["state"] == "running"
+            ),
+            60,
+            "the daemon",
+        )
+        status = tsm("status", "-f", "json", cwd=tmp_path).json()
+        assert status["index_root"] == str(tmp_path / "notes")
+        assert not status["daemon"].get("other_settings"), status["daemon"]
+    finally:
+        tsm("stop", "-f", "json", cwd=tmp_path, timeout=60)

@@ -11,7 +11,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import errors
+from .. import errors, locate
 from ..launcher import python
 from ..statedir import append_private, logs_dir, open_private, private_dir
 from ..workspace import StatePaths
@@ -141,6 +141,9 @@ def spawn(settings: Settings) -> int:
         "TSM_STATE_DIR": str(settings.state_dir),
         "TSM_DB_PATH": str(settings.db_path),
     }
+    explicit = env.get("TSM_INDEX_ROOT")
+    if explicit and not os.path.isabs(locate.expand_home(explicit, env)):
+        env["TSM_INDEX_ROOT"] = "."  # relative (so trusting nothing): from the root itself
     with append_private(logs_dir(paths.root) / "tsmd.stderr.log") as err:
         proc = subprocess.Popen(
             python("-m", "tsm", "daemon"),
