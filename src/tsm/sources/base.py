@@ -26,7 +26,9 @@ class SkipFile(Exception):
 # chunk's keyword row, the heading path in its section, the tags beside it), so their size
 # multiplies by the document's length: a 830 kB note whose first heading was 270 kB long
 # made a 685 MB index. A reader bounds them; the words of a longer heading stay in the text.
-MAX_NAME_CHARS = 200  # a title, a heading, an alias
+# 500 keeps real titles whole: a paper's runs to 300 characters (the longest in SciFact), and
+# cutting one changes what is searched and embedded.
+MAX_NAME_CHARS = 500  # a title, a heading, an alias
 MAX_ALIASES = 50
 MAX_TAGS = 100
 MAX_TAG_CHARS = 100
