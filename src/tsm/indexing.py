@@ -51,7 +51,6 @@ Progress = Callable[[int, int, str], None]
 # above real sessions (190 MB seen) that still stops a runaway file.
 MAX_TRANSCRIPT_BYTES = 1024 * 1024 * 1024
 UNDECODABLE_NAME = "file name is not valid UTF-8; rename it to index it"
-LINKED_TRANSCRIPT = "links outside its sessions folder"
 BROKEN_LINK = "a symbolic link to no file (broken, or a loop)"
 _FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})[-_/.]?(\d{2})[-_/.]?(\d{2})(?!\d)")
 # How often a write that lost a race with another writer is run again, and how often a file
@@ -108,10 +107,10 @@ def index_paths(
         if progress:
             progress(done, len(files), display(rel))
     if not paths:
-        for transcript in _session_files(settings, report):
+        for transcript, folder in _session_files(settings, report):
             key = session_key(settings, transcript)
             seen.add(key)
-            _index_session(settings, conn, transcript, key, stored.get(key), report)
+            _index_session(settings, conn, transcript, key, stored.get(key), report, within=folder)
     for rel, old in documents.stored_files(conn).items():  # fresh: renames already moved
         if rel.startswith(("~/", "/")):  # transcripts outside the root: ingested explicitly
             continue
@@ -164,12 +163,13 @@ def _remove_vanished(conn: Connection, root: Path, rel: str, doc_id: int) -> int
     return int(documents.delete_document(conn, doc_id))
 
 
-def _session_files(settings: Settings, report: IndexReport) -> list[Path]:
+def _session_files(settings: Settings, report: IndexReport) -> list[tuple[Path, Path]]:
     """The transcripts in the session folders (sessions.dirs). One that is a symlink is read
     only if it leads to a file inside its own folder: a session folder inside the index root
     (which a repository's tsm.toml may name) could otherwise hold links to any file of the
-    user's, another project's transcripts included. Those are reported as skipped."""
-    files: list[Path] = []
+    user's, another project's transcripts included. Those are reported as skipped. Each
+    comes with its folder resolved, from which it is opened (session.stream)."""
+    files: list[tuple[Path, Path]] = []
     root = settings.index_root
     for folder in settings.session_dirs:
         if not folder.is_dir():
@@ -183,7 +183,7 @@ def _session_files(settings: Settings, report: IndexReport) -> list[Path]:
                 shown = path.relative_to(root) if path.is_relative_to(root) else path
                 report.skipped.append({"path": display(shown.as_posix()), "reason": refused})
                 continue
-            files.append(path)
+            files.append((path, inside))
     return files
 
 
@@ -192,9 +192,11 @@ def _refused_link(path: Path, inside: Path) -> str | None:
     file inside `inside`, its sessions folder resolved)."""
     if not path.is_symlink():
         return None
+    from .sources.session import OUTSIDE_ITS_FOLDER
+
     real = Path(os.path.realpath(path))  # a loop, unlike Path.resolve(), raises nothing
     if not real.is_relative_to(inside):
-        return LINKED_TRANSCRIPT
+        return OUTSIDE_ITS_FOLDER
     return None if real.is_file() else BROKEN_LINK
 
 
@@ -246,8 +248,10 @@ def _index_session(
     old: documents.StoredFile | None,
     report: IndexReport,
     named: bool = False,
+    within: Path | None = None,
 ) -> None:
-    """Index one transcript, streamed (sources/session.py). A transcript that cannot be read
+    """Index one transcript, streamed (sources/session.py), from `within` (its sessions
+    folder, resolved) down when it was found in one. A transcript that cannot be read
     or parsed this time keeps its indexed version: it is append-only, so a failure says
     nothing about what it held (a disk hiccup, a line being written, a file being moved).
     `named`: the user named this file (`ingest-session`), so one without a single transcript
@@ -270,7 +274,7 @@ def _index_session(
             return
         if info.st_size > MAX_TRANSCRIPT_BYTES:
             raise SkipFile(f"larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB ({info.st_size} bytes)")
-        transcript, content_hash, info = session.stream(path)
+        transcript, content_hash, info = session.stream(path, within)
         if named and not old and not transcript.records:
             raise session.NoTranscriptLines("no transcript lines")
     except Exception as exc:  # a reader bug must cost this file's update, never its index

@@ -261,18 +261,43 @@ def read_beneath(roots: Sequence[Path], path: Path, cap: int) -> bytes:
     return _read_down(root, real.relative_to(root).parts, cap)
 
 
+def open_beneath(root: Path, path: Path, flags: int) -> int:
+    """A descriptor of the file at `path`'s real path, which must lie inside `root` (a real
+    path), opened with `flags` from `root` down as read_beneath opens: no link followed on
+    the way or at the end. For a file read as a stream rather than whole (a transcript)."""
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(root):
+        raise Outside(str(real))
+    *folders, name = real.relative_to(root).parts or ("",)
+    fd = _folder(root, folders)
+    try:
+        return os.open(name, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 def _read_down(root: Path, parts: Sequence[str], cap: int) -> bytes:
     """The file `root`/`parts`, each folder opened in the one above with no link followed."""
     *folders, name = parts or ("",)
+    fd = _folder(root, folders)
+    try:
+        return read_regular(name, cap, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _folder(root: Path, folders: Sequence[str]) -> int:
+    """A descriptor of `root`/`folders`, each folder opened in the one above, no link."""
     fd = os.open(root, _DIR_FLAGS)
     try:
         for folder in folders:
             inner = os.open(folder, _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = inner
-        return read_regular(name, cap, dir_fd=fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 # The largest state-dir file tsm reads whole (synonyms.csv, user_dict.csv): far past any

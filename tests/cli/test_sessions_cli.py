@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -293,3 +295,42 @@ def test_a_transcript_over_the_cap_is_skipped_and_keeps_its_indexed_version(
         "larger than 1024 MB (1153433600 bytes); the indexed version is kept"
     )
     assert report["removed"] == 0 and sessions(tsm) == before
+
+
+def test_session_folder_swapped_for_a_link_is_not_followed(
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """A folder inside a sessions folder swapped for a link out of it while `tsm index`
+    runs (by a checkout, or a process beside it): a transcript the walk found there is
+    opened from its sessions folder down with no link followed, never from the folder the
+    link leads to (an open by the whole path followed it)."""
+    logs = vault / "logs"
+    inside, away, elsewhere = logs / "sub", logs / "sub.real", tmp_path / "elsewhere"
+    for folder, words in ((inside, "ordinary weather chat"), (elsewhere, "Globex merger plans")):
+        folder.mkdir(parents=True)
+        for n in range(40):
+            line = record("user", f"u{n}", f"tell me about the {words} number {n}")
+            (folder / f"s{n}.jsonl").write_text(line + "\n", encoding="utf-8")
+    (vault / "tsm.toml").write_text('[sessions]\ndirs = ["logs"]\n')
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            inside.rename(away)
+            inside.symlink_to(elsewhere)
+            time.sleep(0.02)
+            inside.unlink()
+            away.rename(inside)
+            time.sleep(0.02)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        for _ in range(8):  # each walk finds the folder real about half the time
+            index = tsm("index", "--no-embed", "-f", "json", env=NO_VECTORS)
+            assert index.code == 0, index.out + index.err
+    finally:
+        stop.set()
+        swapper.join()
+    found = tsm("search", "Globex merger", "--fts-only", "-f", "json", env=NO_VECTORS)
+    assert found.code == 0 and found.json()["results"] == []

@@ -24,9 +24,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..models import Document, Section
+from ..statedir import Outside, open_beneath
 from ..text.redaction import redact
 from . import SkipFile
 
+# Why a transcript whose real path is not in its sessions folder is not read.
+OUTSIDE_ITS_FOLDER = "links outside its sessions folder"
 MIN_CHARS = 10  # shorter messages ("ok", "yes", "続けて") carry no searchable content
 HEADING_CHARS = 80
 # A longer line is tool output or a file snapshot, never typed text: skipped unparsed, so one
@@ -98,15 +101,23 @@ def parse(data: bytes) -> Transcript:
     return parse_lines(data.split(b"\n"))
 
 
-def stream(path: Path) -> tuple[Transcript, str, os.stat_result]:
+def stream(path: Path, within: Path | None = None) -> tuple[Transcript, str, os.stat_result]:
     """Read a transcript line by line: what it holds, the SHA-256 of the bytes read, and the
     file's stat. Only the size seen when the file was opened is read, so a session being
     written to cannot keep the reader going; the half-written last line counts as malformed.
-    Raises SkipFile for what is not a regular file, and transient SkipFile on I/O errors."""
+    Raises SkipFile for what is not a regular file, and transient SkipFile on I/O errors.
+
+    `within`: the sessions folder (a real path) the transcript must really lie in. It is
+    then opened from that folder down with no link followed (statedir.open_beneath), so a
+    folder in it swapped for a link out after the walk found the file is not followed."""
     digest = hashlib.sha256()
+    # Non-blocking open: a FIFO named *.jsonl would otherwise wait for a writer for ever.
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        # Non-blocking open: a FIFO named *.jsonl would otherwise wait for a writer for ever.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            fd = os.open(path, flags) if within is None else open_beneath(within, path, flags)
+        except Outside:
+            raise SkipFile(OUTSIDE_ITS_FOLDER) from None
         with os.fdopen(fd, "rb") as fh:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
