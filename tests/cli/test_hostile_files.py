@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +219,38 @@ def test_a_nul_byte_on_files_from_stdin_is_a_user_error(vault: Path, tsm: Any) -
     assert result.code == 1, result.err
     error = result.error()
     assert error["kind"] == "user_error" and "NUL" in error["error"], error
+
+
+def test_folder_swapped_for_a_link_while_indexing_is_not_followed(
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """A folder inside the root swapped for a link out of it while `tsm index` runs (a
+    checkout, or a process beside it): a note the walk found there is opened from the root
+    down with no link followed, never from the folder the link leads to (an open by the
+    whole path followed it)."""
+    inside, away, elsewhere = vault / "notes" / "sub", vault / "notes" / "sub.real", tmp_path / "x"
+    for folder, word in ((inside, "harmless"), (elsewhere, SECRET)):
+        folder.mkdir()
+        for n in range(100):
+            (folder / f"n{n}.md").write_text(f"# Note {n}\n\n{word} {n}\n", encoding="utf-8")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            inside.rename(away)
+            inside.symlink_to(elsewhere)
+            time.sleep(0.02)
+            inside.unlink()
+            away.rename(inside)
+            time.sleep(0.02)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        for _ in range(10):  # each walk finds the folder real about half the time
+            result = tsm("index", "-f", "json", "--no-embed", timeout=120)
+            assert result.code == 0, result.err
+    finally:
+        stop.set()
+        swapper.join()
+    assert found(tsm, SECRET) == []
