@@ -8,12 +8,11 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from swap import link_swapped
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SECRET = "plumbicornium"  # a word that appears only in the file outside the root
@@ -228,29 +227,13 @@ def test_folder_swapped_for_a_link_while_indexing_is_not_followed(
     checkout, or a process beside it): a note the walk found there is opened from the root
     down with no link followed, never from the folder the link leads to (an open by the
     whole path followed it)."""
-    inside, away, elsewhere = vault / "notes" / "sub", vault / "notes" / "sub.real", tmp_path / "x"
+    inside, elsewhere = vault / "notes" / "sub", tmp_path / "x"
     for folder, word in ((inside, "harmless"), (elsewhere, SECRET)):
         folder.mkdir()
         for n in range(100):
             (folder / f"n{n}.md").write_text(f"# Note {n}\n\n{word} {n}\n", encoding="utf-8")
-    stop = threading.Event()
-
-    def swap() -> None:
-        while not stop.is_set():
-            inside.rename(away)
-            inside.symlink_to(elsewhere)
-            time.sleep(0.02)
-            inside.unlink()
-            away.rename(inside)
-            time.sleep(0.02)
-
-    swapper = threading.Thread(target=swap)
-    swapper.start()
-    try:
+    with link_swapped(inside, elsewhere):
         for _ in range(10):  # each walk finds the folder real about half the time
             result = tsm("index", "-f", "json", "--no-embed", timeout=120)
             assert result.code == 0, result.err
-    finally:
-        stop.set()
-        swapper.join()
     assert found(tsm, SECRET) == []

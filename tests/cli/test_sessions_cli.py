@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-import time
 from pathlib import Path
 from typing import Any
+
+from swap import link_swapped
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sample-session.jsonl"
 
@@ -305,32 +305,16 @@ def test_session_folder_swapped_for_a_link_is_not_followed(
     opened from its sessions folder down with no link followed, never from the folder the
     link leads to (an open by the whole path followed it)."""
     logs = vault / "logs"
-    inside, away, elsewhere = logs / "sub", logs / "sub.real", tmp_path / "elsewhere"
+    inside, elsewhere = logs / "sub", tmp_path / "elsewhere"
     for folder, words in ((inside, "ordinary weather chat"), (elsewhere, "Globex merger plans")):
         folder.mkdir(parents=True)
         for n in range(40):
             line = record("user", f"u{n}", f"tell me about the {words} number {n}")
             (folder / f"s{n}.jsonl").write_text(line + "\n", encoding="utf-8")
     (vault / "tsm.toml").write_text('[sessions]\ndirs = ["logs"]\n')
-    stop = threading.Event()
-
-    def swap() -> None:
-        while not stop.is_set():
-            inside.rename(away)
-            inside.symlink_to(elsewhere)
-            time.sleep(0.02)
-            inside.unlink()
-            away.rename(inside)
-            time.sleep(0.02)
-
-    swapper = threading.Thread(target=swap)
-    swapper.start()
-    try:
+    with link_swapped(inside, elsewhere):
         for _ in range(8):  # each walk finds the folder real about half the time
             index = tsm("index", "--no-embed", "-f", "json", env=NO_VECTORS)
             assert index.code == 0, index.out + index.err
-    finally:
-        stop.set()
-        swapper.join()
     found = tsm("search", "Globex merger", "--fts-only", "-f", "json", env=NO_VECTORS)
     assert found.code == 0 and found.json()["results"] == []
