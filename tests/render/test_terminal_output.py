@@ -424,16 +424,7 @@ def test_completion_offers_the_document_types(tsm: Any, tmp_path: Path) -> None:
         lines.append(done.stdout.strip())
     assert lines == ["markdown pdf text session"] * 2, lines
     assert ":TYPE:(markdown pdf text session)" in tsm("completion", "zsh").out
-    fish = shutil.which("fish")
-    if fish is None:
-        pytest.skip("fish is not installed")
-    fish_script = tmp_path / "tsm.fish"
-    fish_script.write_text(tsm("completion", "fish").out)
-    done = subprocess.run(
-        [fish, "-c", f'source "{fish_script}"; complete -C "tsm search --type "'],
-        capture_output=True,
-        text=True,
-    )
+    done = fish_complete(tsm, tmp_path, 'complete -C "tsm search --type "')
     names = [line.split("\t")[0] for line in done.stdout.splitlines()]
     assert names == ["markdown", "pdf", "session", "text"], done.stdout + done.stderr
 
@@ -454,15 +445,18 @@ def test_completion_completes_commands_and_choices(tsm: Any, tmp_path: Path) -> 
         text=True,
     )
     assert done.stdout.split("\n")[:2] == ["auto error fts-only", "search"], done.stderr
+    done = fish_complete(tsm, tmp_path, 'complete -C "tsm sea"; complete -C "kb sea"')
+    assert done.stdout.splitlines()[0].startswith("search\t"), done.stdout + done.stderr
+    assert done.stdout.splitlines()[1].startswith("search\t"), done.stdout
+
+
+def fish_complete(tsm: Any, tmp_path: Path, commands: str) -> subprocess.CompletedProcess[str]:
+    """Run fish `commands` after sourcing `tsm completion fish`; skips without fish."""
     fish = shutil.which("fish")
     if fish is None:
         pytest.skip("fish is not installed")
     fish_script = tmp_path / "tsm.fish"
     fish_script.write_text(tsm("completion", "fish").out)
-    done = subprocess.run(
-        [fish, "-c", f'source "{fish_script}"; complete -C "tsm sea"; complete -C "kb sea"'],
-        capture_output=True,
-        text=True,
+    return subprocess.run(
+        [fish, "-c", f'source "{fish_script}"; {commands}'], capture_output=True, text=True
     )
-    assert done.stdout.splitlines()[0].startswith("search\t"), done.stdout + done.stderr
-    assert done.stdout.splitlines()[1].startswith("search\t"), done.stdout
