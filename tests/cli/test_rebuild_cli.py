@@ -84,6 +84,44 @@ def test_rebuild_keeps_transcripts_outside_the_root(
     assert sessions(tsm) == before  # and again, from the rebuilt index
 
 
+def test_an_untrusted_roots_old_index_names_no_transcript_to_read(
+    tmp_path: Path, tsm: Any, monkeypatch: Any
+) -> None:
+    """A cloned repository can ship .tsm/tsm.db: its session keys must not make a rebuild in
+    a root the user never trusted read a transcript outside the root (another project's
+    conversation into this index). Its old rows are kept, as for one that is gone."""
+    monkeypatch.delenv("TSM_INDEX_ROOT", raising=False)
+    other = tmp_path / "claude" / "other-project" / "secret.jsonl"
+    other.parent.mkdir(parents=True)
+    shutil.copy(FIXTURE, other)
+    maker = tmp_path / "maker"  # where the planted index was made, trusting its own root
+    (maker / "notes").mkdir(parents=True)
+    (maker / "notes" / "a.md").write_text("# Widgets\n\nwidgets are parts\n", encoding="utf-8")
+    made = tsm("ingest-session", str(other), "-f", "json", env={"TSM_INDEX_ROOT": str(maker)})
+    assert made.code == 0, made.err
+    clone = tmp_path / "clone"
+    shutil.copytree(maker, clone)
+    shutil.rmtree(maker)
+    # the transcript as it is now: what a rebuild that reads it again would index
+    other.write_text(
+        FIXTURE.read_text(encoding="utf-8").replace("LoRa", "ZQCANARY"), encoding="utf-8"
+    )
+
+    result = tsm("rebuild", "--apply", "-f", "json", cwd=clone)
+    assert result.code == 0, result.err
+    data = result.json()["sessions"]
+    assert data["reingested"] == []
+    [kept] = data["kept_from_old_index"]
+    assert kept["path"] == str(other) and "not trusted" in kept["reason"], kept
+    found = tsm("search", "ZQCANARY", "--fts-only", "-f", "json", cwd=clone)
+    assert found.code == 0 and found.json()["results"] == [], found.out
+    assert tsm("search", "LoRa", "--fts-only", "-f", "json", cwd=clone).json()["results"]
+
+    trusted = tsm("rebuild", "--apply", "-f", "json", env={"TSM_INDEX_ROOT": str(clone)})
+    assert trusted.code == 0, trusted.err
+    assert trusted.json()["sessions"]["reingested"] == [str(other)]
+
+
 def run_with_file_size_limit(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
     """The real CLI with RLIMIT_FSIZE: no file it writes may grow past `limit` bytes, as on a
     disk with only that much room left (Python ignores SIGXFSZ, so writes fail with EFBIG)."""

@@ -170,7 +170,15 @@ def _restore_sessions(
             continue  # found again by the walk (sessions.dirs or inside the root)
         path = transcript_path(settings, key)
         reason = "the file is gone"
-        if path.is_file():
+        if not settings.trusted and not _inside_root(settings, path):
+            # The old index is a file in the state dir, which a cloned repository can ship:
+            # in a root the user never trusted, its keys must not name files to read (a
+            # planted key read another project's transcript into this index).
+            reason = (
+                "outside the index root, which is not trusted (`tsm trust` lets a rebuild "
+                "read it again)"
+            )
+        elif path.is_file():
             try:
                 ingested = ingest_session(settings, conn, path)
                 report.warnings += ingested.warnings
@@ -186,6 +194,12 @@ def _restore_sessions(
         if _copy_from_old(conn, old, key):
             kept.append({"path": key, "reason": reason})
     return {"known": len(known), "reingested": reingested, "kept_from_old_index": kept}
+
+
+def _inside_root(settings: Settings, path: Path) -> bool:
+    """Whether `path`, every link followed, lies inside the index root."""
+    root = os.path.realpath(settings.index_root)
+    return os.path.realpath(path).startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _copy_from_old(conn: sqlite3.Connection, old: Path, key: str) -> bool:
