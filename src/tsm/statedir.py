@@ -227,6 +227,18 @@ class LinkOnTheWay(Exception):
     """read_written_beneath met a link, or the path is not written under a root."""
 
 
+def note_file(root: str | os.PathLike[str], stored: str) -> str | None:
+    """The file a note's stored path names under `root`, or None when no walk of the root
+    could have stored that path: empty, absolute, with a `..` part, or holding a NUL. An
+    index is a file a cloned repository can ship (and `tsm import` fills), so its paths are
+    never trusted to stay inside the root."""
+    if not stored or "\0" in stored or os.path.isabs(stored):
+        return None
+    if ".." in stored.split("/"):
+        return None
+    return os.path.join(root, stored)
+
+
 def read_written_beneath(roots: Sequence[Path], path: Path, cap: int) -> bytes:
     """read_beneath along the path as written, without resolving it first: for a path the
     walk built under a root (the common case, no link in it) this costs one open per

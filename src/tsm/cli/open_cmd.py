@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..models import SearchResult
+from ..statedir import note_file
 
 # How editors take "open at line": `+LINE FILE`, `--goto FILE:LINE`, or `FILE:LINE`.
 PLUS_LINE = frozenset(
@@ -47,8 +48,9 @@ def open_result(result: SearchResult, number: int, root: Path) -> int:
             "pick a number from the list above",
         )
     hit = result.results[number - 1]
-    path = root / hit.source.path
-    if hit.source.type == "session" or not path.is_file():
+    file = note_file(root, hit.source.path)
+    path = Path(file) if file is not None else None
+    if hit.source.type == "session" or path is None or not path.is_file():
         raise UserError(f"result {number} is not a file on disk: {hit.source.path}")
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:

@@ -41,7 +41,7 @@ from typing import IO, Any
 
 from ..config import Settings
 from ..errors import StorageFailure, TsmError, UserError
-from ..statedir import private_dir
+from ..statedir import note_file, private_dir
 from ..store import portable
 from ..store.connect import Connection, Transaction, is_postgres, open_store, pipelined
 from ..store.documents import KeywordSource
@@ -544,6 +544,12 @@ def _document(record: dict[str, Any], reader: _Reader) -> portable.PortableDocum
     tags = _strings(reader, record["tags"], "tags")
     if not record["path"]:
         raise reader.error("a document with an empty path")
+    if "\0" in record["path"] or (
+        record["type"] != "session" and note_file("", record["path"]) is None
+    ):
+        # a session's key may be absolute (a transcript outside the root); a note's is
+        # always a path inside the root, and tsm reads the note there
+        raise reader.error(f"document {record['path']!r} is no path inside the index root")
     fields: dict[str, Any] = {c: record[c] for c in portable.DOCUMENT_COLUMNS}
     fields["aliases"] = portable.aliases_json(aliases)
     fields["mtime"] = float(record["mtime"])

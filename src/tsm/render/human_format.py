@@ -170,13 +170,13 @@ def source_line(root: str | None, hit: Hit) -> int | None:
     src = hit.source
     if root is None or src.type not in ("markdown", "text"):
         return None
-    import os
-
-    path = os.path.join(root, src.path)
     from pathlib import Path
 
-    from ..statedir import SpecialFile, TooLarge, read_regular
+    from ..statedir import SpecialFile, TooLarge, note_file, read_regular
 
+    path = note_file(root, src.path)
+    if path is None:
+        return None
     try:
         # The regular file itself, capped: a note swapped for a link to a FIFO or to
         # /proc/self/fd/0 (the terminal) after it was indexed made the listing wait for ever.

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from ..statedir import note_file
+
 DEFAULT_LINK_FORMAT = "file://{host}{path}#{line}"
 RESET = "\x1b[0m"
 # SGR parameters by role; one place to change the palette.
@@ -90,7 +92,9 @@ class Terminal:
         """`text` as an OSC 8 link to `path` (relative to the root) at `line`."""
         if self.link_format is None or self.root is None:
             return text
-        absolute = os.path.join(self.root, path)
+        absolute = note_file(self.root, path)
+        if absolute is None:  # a damaged index's path: no link out of the root
+            return text
         fmt = self.link_format
         if line is None:
             fmt = fmt.replace("#{line}", "").replace(":{line}", "")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..models import Hit, ScoreBreakdown, Source
+from ..statedir import note_file
 from ..store import hits as rows
 from ..store.connect import Connection
 from ..store.hits import ResultDocument
@@ -138,7 +139,14 @@ def select_fresh(
             break
         path, doc_type, size, mtime = item.doc.path, item.doc.type, item.doc.size, item.doc.mtime
         if root is not None and doc_type != "session":
-            state = _freshness(os.path.join(root, path), size, mtime)
+            file = note_file(root, path)
+            if file is None:  # a damaged or planted index: nothing outside the root is read
+                warnings.append(
+                    f"{path!r} is no path inside the index root (a damaged index; "
+                    "`tsm rebuild --apply` rebuilds it); dropped from the results"
+                )
+                continue
+            state = _freshness(file, size, mtime)
             if state == "missing":
                 warnings.append(f"{path} no longer exists; dropped from the results")
                 continue
