@@ -7,7 +7,9 @@ them (keywords) and fills RANDOM unit vectors under the default model's name (em
 the real model and the matrix product costs the same). Then, with the daemon warm, runs the
 real hook script (plugin/hooks/user_prompt_submit.py) as Claude Code does: a new `python3`
 process fed the hook input JSON on stdin, timed until it exits with the JSON on stdout.
-TSM_INJECT_MIN_RELEVANCE=-1 makes it inject every time (the full XML path).
+Random vectors relate no note to the prompt, so the floors are opened
+(TSM_INJECT_MIN_RELEVANCE=-1, TSM_INJECT_MIN_COVERAGE=0, TSM_INJECT_MIN_DROP=0) to make it
+inject every time (the full XML path); the table says how many runs injected.
 
     .venv/bin/python bench/hook_latency.py --notes 10000 --runs 50
 
@@ -116,6 +118,8 @@ def main() -> int:
         "TSM_NO_USER_CONFIG": "1",
         "TSM_BIN": COMMAND[0] if len(COMMAND) == 1 else "tsm",
         "TSM_INJECT_MIN_RELEVANCE": "-1",
+        "TSM_INJECT_MIN_COVERAGE": "0",
+        "TSM_INJECT_MIN_DROP": "0",
     }
     if args.no_bridge:
         env["TSM_BRIDGE"] = "0"

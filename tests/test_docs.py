@@ -44,6 +44,7 @@ def test_every_setting_is_in_the_readme_table() -> None:
         "TSM_HOOK_TIMEOUT",
         "TSM_INJECT_MIN_RELEVANCE",
         "TSM_INJECT_MIN_COVERAGE",
+        "TSM_INJECT_MIN_DROP",
     ):
         assert f"`{env}`" in README, f"README lacks {env}"
 

@@ -109,8 +109,9 @@ def additional_context(search_stdout: str, *, query: str, environ: Mapping[str, 
     min_score = env_float(environ, "TSM_INJECT_MIN_SCORE", DEFAULT_MIN_SCORE)
     min_relevance = env_float(environ, "TSM_INJECT_MIN_RELEVANCE", DEFAULT_MIN_RELEVANCE)
     min_coverage = env_float(environ, "TSM_INJECT_MIN_COVERAGE", DEFAULT_MIN_COVERAGE)
+    min_drop = env_float(environ, "TSM_INJECT_MIN_DROP", DEFAULT_MIN_DROP)
     found = [r for r in search["results"] if isinstance(r, dict)]
-    kept = select_results(found, min_relevance, min_coverage, min_score)
+    kept = select_results(found, min_relevance, min_coverage, min_score, min_drop)
     if found and not kept:
         return None
     return render_knowledge_search(

@@ -206,6 +206,17 @@ def test_relevance_and_coverage_floors_come_from_the_environment() -> None:
     assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == ["n/1.md"]
 
 
+def test_the_vector_drop_floor_comes_from_the_environment() -> None:
+    """A hit below the vault's noise level that the prompt names counts as vouched for only
+    when the vectors single notes out (vector_drop at least TSM_INJECT_MIN_DROP, 0.3)."""
+    data = json.loads(tsm_json([0.03], relevance=[0.01]))
+    data["results"][0]["score_breakdown"] |= {"noise": 0.02, "named": True, "vector_drop": 0.2}
+    assert additional_context(json.dumps(data), query="q", environ={}) is None
+    xml = additional_context(json.dumps(data), query="q", environ={"TSM_INJECT_MIN_DROP": "0.1"})
+    assert xml is not None
+    assert [r.findtext("source") for r in ET.fromstring(xml).findall("result")] == ["n/0.md"]
+
+
 def test_a_hit_the_prompt_does_not_name_must_reach_the_vaults_noise_level() -> None:
     """noise: the relevance 1 % of the generic requests reach against this vault; named: a
     word of the prompt is a word of the hit's path. A search without them (an older tsm,
