@@ -14,6 +14,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 NOTE = "notes/git-install.md"
 
 
@@ -81,3 +83,49 @@ def test_an_export_naming_a_note_out_of_the_root_is_refused(
         assert "no path inside the index root" in result.error()["error"]
         assert len(result.err.strip().splitlines()) == 1
         assert tsm("list", "-f", "json").out == listed
+
+
+PLANTED = {
+    "a title that is a BLOB": f"UPDATE documents SET title = x'00ff' WHERE path = '{NOTE}'",
+    "a path that is a BLOB": "UPDATE documents SET path = x'41' WHERE title = 'Shell setup'",
+    "a section that is a BLOB": "UPDATE chunks SET section = x'00ff'",
+    "a status that is a BLOB": "UPDATE documents SET status = x'00ff'",
+    "a time past year 9999": "UPDATE documents SET indexed_at = 1e300",
+    "an embedding_dim that is no number": (
+        "UPDATE meta SET value = 'abc' WHERE key = 'embedding_dim'"
+    ),
+    "a vector of the wrong size": "UPDATE embeddings SET vector = x'0000'",
+}
+COMMANDS = (
+    ("search", "install git"),
+    ("search", "install git", "--fts-only"),
+    ("list",),
+    ("status",),
+    ("info", "notes/git-install.md"),
+    ("tags",),
+)
+
+
+@pytest.mark.parametrize("case", list(PLANTED))
+def test_a_value_tsm_never_writes_is_a_corrupt_index(indexed: Path, tsm: Any, case: str) -> None:
+    """Each command that meets it says in one line that the index is damaged, with the
+    rebuild as the way out (it was 'unexpected error: TypeError / OverflowError /
+    ValueError … report it'), and the rebuild gives an index every command reads."""
+    plant(indexed, PLANTED[case])
+    failed = 0
+    for args in COMMANDS:
+        result = tsm(*args, "-f", "json")
+        assert "unexpected" not in result.err and "Traceback" not in result.err, result.err
+        if result.code:
+            failed += 1
+            assert result.code == 2 and len(result.err.strip().splitlines()) == 1, result.err
+            error = result.error()
+            assert error["kind"] == "system_error" and "damaged" in error["error"], error
+            assert "tsm rebuild --apply" in result.err
+    assert failed  # the planted value is met by some command
+
+    rebuilt = tsm("rebuild", "--apply", "-f", "json")
+    assert rebuilt.code == 0, rebuilt.err
+    for args in COMMANDS:
+        result = tsm(*args, "-f", "json")
+        assert result.code == 0, (args, result.err)

@@ -38,6 +38,119 @@ def translate(exc: BaseException, db_path: Path | str | None = None) -> TsmError
         return postgres_error(exc, db_path)
     if isinstance(exc, OSError) and exc.errno is not None:
         return os_error(exc)
+    if isinstance(exc, _VALUE_ERRORS) and db_path is not None:
+        return misshapen_index(db_path)
+    return None
+
+
+# What a value of a type tsm never stores fails with, deep in any command: a title that is a
+# BLOB (TypeError in normalize()), a timestamp past year 9999 (OverflowError), an
+# embedding_dim that is no number (ValueError).
+_VALUE_ERRORS = (TypeError, ValueError, OverflowError, AttributeError, KeyError, IndexError)
+
+# Each column's types as tsm writes them (SQLite's typeof); NULL only where listed.
+_COLUMN_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
+    "documents": {
+        "id": ("integer",),
+        "path": ("text",),
+        "type": ("text",),
+        "title": ("text",),
+        "content_hash": ("text",),
+        "size": ("integer",),
+        "mtime": ("real", "integer"),
+        "category": ("text",),
+        "status": ("text", "null"),
+        "created": ("text", "null"),
+        "updated": ("text", "null"),
+        "doc_date": ("text", "null"),
+        "date_source": ("text", "null"),
+        "aliases": ("text",),
+        "text": ("text",),
+        "indexed_at": ("real", "integer"),
+    },
+    "chunks": {
+        "document_id": ("integer",),
+        "chunk_index": ("integer",),
+        "section": ("text",),
+        "page": ("integer", "null"),
+        "line": ("integer", "null"),
+        "chunk_date": ("text", "null"),
+        "text": ("text",),
+        "embed_hash": ("text",),
+    },
+    "tags": {"document_id": ("integer",), "tag": ("text",)},
+    "links": {
+        "document_id": ("integer",),
+        "target": ("text",),
+        "link_type": ("text",),
+        "target_key": ("text",),
+    },
+    "names": {"document_id": ("integer",), "name": ("text",), "kind": ("text",)},
+    "embeddings": {
+        "model": ("text",),
+        "embed_hash": ("text",),
+        "dim": ("integer",),
+        "vector": ("blob",),
+    },
+    "meta": {"key": ("text",), "value": ("text", "null")},
+}
+_TIMESTAMP_LIMIT = 253_402_300_799  # 9999-12-31T23:59:59Z: the last second datetime can show
+
+
+def misshapen_index(db_path: Path | str) -> TsmError | None:
+    """IndexCorrupt naming the first value of the SQLite index at `db_path` that tsm never
+    writes (a column of another type, a timestamp no date can show, an embedding_dim that
+    is no number), or None when it holds none (or is no SQLite file: a server's URL).
+
+    Asked only once a command has failed with such a value's error: an index is a file a
+    cloned repository can ship, or a damaged one, and checking every value every read would
+    cost every search what only a broken index needs."""
+    path = Path(db_path)
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("PRAGMA trusted_schema=OFF")
+        problem = _misshapen_value(conn)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    if problem is None:
+        return None
+    return IndexCorrupt(
+        f"the index {path} is damaged or was not written by tsm: {problem}", REBUILD_HINT
+    )
+
+
+def _misshapen_value(conn: sqlite3.Connection) -> str | None:
+    for table, columns in _COLUMN_TYPES.items():
+        for column, types in columns.items():
+            allowed = ", ".join(f"'{t}'" for t in types)
+            row = conn.execute(
+                f"SELECT typeof({column}) FROM {table} "  # noqa: S608 (names are ours)
+                f"WHERE typeof({column}) NOT IN ({allowed}) LIMIT 1"
+            ).fetchone()
+            if row is not None:
+                return f"{table}.{column} holds a value of type {row[0]}"
+    for column in ("mtime", "indexed_at"):
+        row = conn.execute(
+            f"SELECT path FROM documents WHERE abs({column}) > ? LIMIT 1",  # noqa: S608
+            (_TIMESTAMP_LIMIT,),
+        ).fetchone()
+        if row is not None:
+            return f"documents.{column} of {row[0]!r} is no time a date can show"
+    row = conn.execute(
+        "SELECT model FROM embeddings WHERE length(vector) != dim * 4 LIMIT 1"
+    ).fetchone()
+    if row is not None:
+        return f"a vector of {str(row[0])[:80]!r} does not hold its dim float32 values"
+    row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_dim'").fetchone()
+    if row is not None and row[0] is not None and not str(row[0]).isdecimal():
+        return f"its embedding_dim {str(row[0])[:40]!r} is no number"
     return None
 
 

@@ -110,14 +110,20 @@ def copy_reusable(conn: sqlite3.Connection, schema: str) -> int:
     copied = conn.execute(
         f"""INSERT OR IGNORE INTO embeddings(model, embed_hash, dim, vector)
             SELECT model, embed_hash, dim, vector FROM {schema}.embeddings
-            WHERE embed_hash IN (SELECT embed_hash FROM chunks)"""
-    ).rowcount
-    for key in ("model_name", "embedding_dim"):
-        conn.execute(
-            f"INSERT OR IGNORE INTO meta(key, value) SELECT key, value FROM {schema}.meta "
-            "WHERE key = ?",
-            (key,),
-        )
+            WHERE embed_hash IN (SELECT embed_hash FROM chunks)
+            AND typeof(model) = 'text' AND typeof(embed_hash) = 'text'
+            AND typeof(dim) = 'integer' AND dim > 0
+            AND typeof(vector) = 'blob' AND length(vector) = dim * 4"""
+    ).rowcount  # a damaged (or planted) old index's misshapen vectors stay behind
+    conn.execute(
+        f"INSERT OR IGNORE INTO meta(key, value) SELECT key, value FROM {schema}.meta "
+        "WHERE key = 'model_name' AND typeof(value) = 'text'"
+    )
+    conn.execute(
+        f"INSERT OR IGNORE INTO meta(key, value) SELECT key, value FROM {schema}.meta "
+        "WHERE key = 'embedding_dim' AND typeof(value) = 'text' "
+        "AND value GLOB '[1-9]*' AND NOT value GLOB '*[^0-9]*'"
+    )
     return copied
 
 
