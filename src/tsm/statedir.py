@@ -266,26 +266,29 @@ def read_beneath(roots: Sequence[Path], path: Path, cap: int) -> bytes:
     fails (ENOTDIR, or ELOOP for the file itself) instead of leading outside; an open by the
     whole path would follow it. Outside when the real path is in no root; read_regular's
     errors otherwise."""
-    real = Path(os.path.realpath(path))
-    root = next((r for r in roots if real.is_relative_to(r)), None)
-    if root is None:
-        raise Outside(str(real))
-    return _read_down(root, real.relative_to(root).parts, cap)
+    return _read_down(*_real_beneath(roots, path), cap)
 
 
 def open_beneath(root: Path, path: Path, flags: int) -> int:
     """A descriptor of the file at `path`'s real path, which must lie inside `root` (a real
     path), opened with `flags` from `root` down as read_beneath opens: no link followed on
     the way or at the end. For a file read as a stream rather than whole (a transcript)."""
-    real = Path(os.path.realpath(path))
-    if not real.is_relative_to(root):
-        raise Outside(str(real))
-    *folders, name = real.relative_to(root).parts or ("",)
+    root, parts = _real_beneath([root], path)
+    *folders, name = parts or ("",)
     fd = _folder(root, folders)
     try:
         return os.open(name, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
     finally:
         os.close(fd)
+
+
+def _real_beneath(roots: Sequence[Path], path: Path) -> tuple[Path, tuple[str, ...]]:
+    """The root `path`'s real path lies in and the parts below it; Outside when in none."""
+    real = Path(os.path.realpath(path))
+    root = next((r for r in roots if real.is_relative_to(r)), None)
+    if root is None:
+        raise Outside(str(real))
+    return root, real.relative_to(root).parts
 
 
 def _read_down(root: Path, parts: Sequence[str], cap: int) -> bytes:

@@ -54,7 +54,7 @@ class Reach:
         except OSError as exc:  # a link in the path vanished while it was being read
             raise SkipFile(f"unreadable: {exc.strerror or exc}", transient=True) from None
         if not any(real.is_relative_to(r) for r in self.roots):
-            raise SkipFile(f"links outside the index root (to {display(str(real))})")
+            raise _links_outside(str(real))
         if self.rules is not None and real != self.root and real.is_relative_to(self.root):
             rel = real.relative_to(self.root).as_posix()
             parts = rel.split("/")
@@ -81,7 +81,11 @@ class Reach:
         try:
             return _capped(lambda: read_beneath(self.roots, real, cap), cap)
         except Outside as exc:
-            raise SkipFile(f"links outside the index root (to {display(exc.real)})") from None
+            raise _links_outside(exc.real) from None
+
+
+def _links_outside(real: str) -> SkipFile:
+    return SkipFile(f"links outside the index root (to {display(real)})")
 
 
 def read_capped(path: Path, cap: int) -> bytes:
