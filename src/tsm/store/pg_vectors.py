@@ -248,21 +248,31 @@ def nearest(
     """(chunk id, document id, cosine) of the chunks whose texts are the `limit` nearest
     the query by the HNSW index of (model, dimension of `query`); with `allowed`, among
     those chunks only (pgvector 0.8's iterative scan goes on through the graph until
-    `limit` rows pass the filter). Runs in its own transaction, or the caller's."""
+    `limit` rows pass the filter; an older pgvector's graph search ends at ef_search
+    candidates, so there the filter picks among those). Runs in its own transaction, or
+    the caller's."""
     dim = int(query.shape[0])
     vec = f"{quoted(_query_literal(query))}::vector({dim})"
     distance = f"e.vector::vector({dim}) <=> {vec}"
-    where = f"e.model = {quoted(model)} AND e.dim = {dim}"
+    ef = min(1000, max(int(ef_search), int(limit)))
+    iterative = _iterative_scan(conn)
+    graph = f"""SELECT e.embed_hash, {distance} AS distance FROM embeddings e
+                WHERE e.model = {quoted(model)} AND e.dim = {dim}"""
     params: tuple[object, ...] = ()
     outer = ""
-    if allowed is not None:
+    if allowed is None:
+        near = f"{graph} ORDER BY {distance} LIMIT {int(limit)}"
+    else:
         ids = list(allowed)
-        where += " AND e.embed_hash IN (SELECT embed_hash FROM chunks WHERE id = ANY(?))"
-        outer = " WHERE c.id = ANY(?)"
         params = (ids, ids)
-    sql = f"""WITH near AS MATERIALIZED (
-                  SELECT e.embed_hash, {distance} AS distance FROM embeddings e
-                  WHERE {where} ORDER BY {distance} LIMIT {int(limit)})
+        outer = " WHERE c.id = ANY(?)"
+        allowed_hashes = "embed_hash IN (SELECT embed_hash FROM chunks WHERE id = ANY(?))"
+        if iterative:
+            near = f"{graph} AND e.{allowed_hashes} ORDER BY {distance} LIMIT {int(limit)}"
+        else:  # the filter cannot reach into the graph search: filter what it yields
+            near = f"""SELECT * FROM ({graph} ORDER BY {distance} LIMIT {ef}) graph
+                       WHERE {allowed_hashes} ORDER BY distance LIMIT {int(limit)}"""
+    sql = f"""WITH near AS MATERIALIZED ({near})
               SELECT c.id, c.document_id, 1 - near.distance FROM near
               JOIN chunks c ON c.embed_hash = near.embed_hash{outer}
               ORDER BY near.distance, c.id"""
@@ -272,13 +282,29 @@ def nearest(
     try:
         # ef_search tops at 1000; the iterative scan goes on past it (and past a filter's
         # rejects) until `limit` rows are found, in roughly the right order: sorted after.
-        conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(int(ef_search), int(limit)))}")
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+        if iterative:
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = conn.execute(sql, params).fetchall()
     finally:
         if own:
             conn.execute("COMMIT")
     return [(int(c), int(d), float(s)) for c, d, s in rows]
+
+
+_iterative: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def _iterative_scan(conn: Connection) -> bool:
+    """Whether the server's pgvector has the iterative index scan (0.8 and later), asked
+    once per connection: the packaged servers for CPUs without AVX-512 carry an older one."""
+    raw = conn.raw  # type: ignore[union-attr]
+    if raw not in _iterative:
+        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        version = row.fetchone()
+        parts = tuple(int(p) for p in str(version[0]).split(".")[:2] if p.isdigit())
+        _iterative[raw] = version is not None and parts >= (0, 8)
+    return _iterative[raw]
 
 
 def document_best(
