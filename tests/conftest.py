@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pg  # noqa: E402
 from isolation import FIXED_NOW, isolated_environ  # noqa: E402
+from patience import hang_guard  # noqa: E402
 from sample_vault import copy_tracked, fingerprint  # noqa: E402
 
 
@@ -163,7 +164,8 @@ Tsm = Callable[..., CliResult]
 
 @pytest.fixture
 def tsm(tmp_path: Path) -> Tsm:
-    """Run the real CLI (`python -m tsm`) in a subprocess with the test's environment."""
+    """Run the real CLI (`python -m tsm`) in a subprocess with the test's environment;
+    `timeout` is a hang guard on an idle machine (stretched by the load: patience.py)."""
 
     def run(
         *args: str,
@@ -180,7 +182,7 @@ def tsm(tmp_path: Path) -> Tsm:
             text=True,
             cwd=cwd or tmp_path,
             env=full_env,
-            timeout=timeout,
+            timeout=hang_guard(timeout),
         )
         return CliResult(proc)
 
@@ -217,7 +219,7 @@ def _index_sample_vault(base: Path, stores: pg.Stores) -> Path:
         cwd=base,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=hang_guard(600),
     )
     assert proc.returncode == 0, proc.stderr
     return root
