@@ -356,11 +356,13 @@ def run_http(
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from .http_guard import TOKEN_ENV, Policy, RequestGuard, check_bind
+    from .http_guard import Policy, RequestGuard
+    from .http_token import bearer_token
 
-    token = os.environ.get(TOKEN_ENV) or None
-    check_bind(host, token)
     setup_logging(settings)
+    token = bearer_token(settings.state_dir)
+    if token.replaced:
+        log.warning("%s; a new token was made (`tsm mcp token` shows it)", token.replaced)
     tools = Tools(settings, workers=HTTP_WORKERS)
     tools.transport = "streamable-http"
     server = build_server(tools, warm_up=False)
@@ -370,13 +372,14 @@ def run_http(
         streamable_http_path="/mcp",
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    policy = Policy.build(host, allow_hosts, allow_origins, token)
+    policy = Policy.build(host, token.value, allow_hosts, allow_origins)
     if warm_up:
         tools.warm_up()
     shown = f"[{host}]" if ":" in host else host
+    where = "TSM_MCP_TOKEN" if token.source == "TSM_MCP_TOKEN" else "`tsm mcp token` shows it"
     print(
-        f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}"
-        f"{', bearer token required' if token else ''})",
+        f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}); "
+        f"clients send `Authorization: Bearer <token>` ({where})",
         file=sys.stderr,
         flush=True,
     )
