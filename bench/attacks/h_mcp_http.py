@@ -166,4 +166,77 @@ def a_guessed_token(lab: Lab) -> Outcome:
     return Outcome(answers == {401} and good == 200, f"wrong: {sorted(answers)}, right: {good}")
 
 
-ATTACKS = [another_user_reads_a_note, a_guessed_token]
+def _closed(sock: socket.socket) -> bool:
+    """Whether the server has closed `sock` (a zero-timeout look)."""
+    import select
+
+    if not select.select([sock], [], [], 0)[0]:
+        return False
+    try:
+        return sock.recv(4096) == b""
+    except OSError:
+        return True
+
+
+def slow_headers_keep_the_user_out(lab: Lab) -> Outcome:
+    """300 connections that send half a request line and stop, then the user's client."""
+    with _server(lab) as port:
+        token = _token(lab)
+        slow = []
+        try:
+            for _ in range(300):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                sock.sendall(b"POST /mcp HTTP/1.1\r\n")
+                slow.append(sock)
+            status = _post(port, INITIALIZE, {"Authorization": f"Bearer {token}"})[0]
+            held = sum(not _closed(s) for s in slow)
+        finally:
+            for sock in slow:
+                sock.close()
+    return Outcome(status == 200 and held <= 64, f"user: HTTP {status}; slow ones held: {held}")
+
+
+def trickled_bodies_stay_open(lab: Lab) -> Outcome:
+    """20 requests whose body comes a byte a second, with --request-timeout 2."""
+    with _server(lab, "--request-timeout", "2") as port:
+        token = _token(lab)
+        socks = []
+        try:
+            for _ in range(20):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                sock.sendall(
+                    f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                    f"Authorization: Bearer {token}\r\nContent-Length: 100000\r\n\r\n{{".encode()
+                )
+                socks.append(sock)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not all(_closed(s) for s in socks):
+                for sock in socks:
+                    try:
+                        sock.sendall(b" ")
+                    except OSError:
+                        pass
+                time.sleep(1)
+            left = sum(not _closed(s) for s in socks)
+        finally:
+            for sock in socks:
+                sock.close()
+    return Outcome(left == 0, f"still open after the deadline (+ up to 60 s): {left} of 20")
+
+
+def idle_sessions_fill_the_server(lab: Lab) -> Outcome:
+    """A runaway client (with the token) opens 40 sessions past --max-sessions 20; then one more."""
+    with _server(lab, "--max-sessions", "20") as port:
+        bearer = {"Authorization": f"Bearer {_token(lab)}"}
+        refused = sum(_post(port, INITIALIZE, bearer)[0] != 200 for _ in range(40))
+        status = _post(port, INITIALIZE, bearer)[0]
+    return Outcome(refused == 0 and status == 200, f"refused: {refused}; the next: HTTP {status}")
+
+
+ATTACKS = [
+    another_user_reads_a_note,
+    a_guessed_token,
+    slow_headers_keep_the_user_out,
+    trickled_bodies_stay_open,
+    idle_sessions_fill_the_server,
+]

@@ -55,6 +55,29 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         help="also accept this Host header name, e.g. nas.local (repeatable)",
     )
     p.add_argument(
+        "--max-connections",
+        type=int_in(1, 100_000),
+        default=64,
+        metavar="N",
+        help="with --http: connections held at once; one more closes the oldest idle one "
+        "(default 64)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int_in(1, 100_000),
+        default=100,
+        metavar="N",
+        help="with --http: MCP sessions kept; one more ends the least recently used idle "
+        "one (default 100)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=seconds_in(0.1, 3600),
+        default=10.0,
+        metavar="SECONDS",
+        help="with --http: a request's headers and body must arrive within this (default 10)",
+    )
+    p.add_argument(
         "--no-warmup",
         action="store_true",
         help="load the embedding model on the first search instead of at start",
@@ -77,6 +100,24 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         help="replace the kept token with a new one (clients then need the new one)",
     )
     token.set_defaults(handler=show_token)
+
+
+def seconds_in(low: float, high: float) -> Any:
+    """An argparse `type` for a number of seconds in [low, high] (nan and inf are not)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text) if len(text) <= 30 else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected seconds from {low:g} to {high:g}, got {text!r}"
+            )
+        return value
+
+    parse.__name__ = "seconds"
+    return parse
 
 
 def show_token(args: argparse.Namespace) -> int:
@@ -104,12 +145,19 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     settings = load_settings()
     if args.http:
+        from ..mcp.http_limits import Limits
+
         return server.run_http(
             settings,
             host=args.host,
             port=args.port,
             allow_origins=args.allow_origin,
             allow_hosts=args.allow_host,
+            limits=Limits(
+                request_seconds=args.request_timeout,
+                max_connections=args.max_connections,
+                max_sessions=args.max_sessions,
+            ),
             warm_up=not args.no_warmup,
         )
     return server.run_stdio(settings, warm_up=not args.no_warmup)
