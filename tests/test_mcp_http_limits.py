@@ -6,9 +6,12 @@ asserted beyond generous bounds (figures: bench/mcp_http_limits.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,3 +139,23 @@ def test_sessions_past_the_cap_end_the_least_recently_used(server: tuple[int, st
     assert status == 200, "a fourth client was refused"
     assert answers(sessions[1]) == 404
     assert [answers(s) for s in (sessions[0], sessions[2], headers["mcp-session-id"])] == [200] * 3
+
+
+def test_limits_out_of_range_are_a_usage_error(env: dict[str, str]) -> None:
+    for option, value in [
+        ("--request-timeout", "nan"),
+        ("--request-timeout", "inf"),
+        ("--request-timeout", "0"),
+        ("--max-connections", "0"),
+        ("--max-sessions", "-1"),
+    ]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tsm", "mcp", "--http", option, value],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 1, (option, value, proc.stderr)
+        error = json.loads(proc.stderr)  # stdout is no terminal: the JSON error object
+        assert error["kind"] == "user_error" and "expected" in error["error"], error
