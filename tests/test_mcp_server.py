@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tsm.mcp.excerpt import by_lines, section_lines
-from tsm.mcp.http_guard import Policy, check_bind, host_name, is_loopback
+from tsm.mcp.http_guard import Policy, host_name, is_loopback
 
 if TYPE_CHECKING:
     from pg import Stores  # tests/pg.py
@@ -142,6 +143,19 @@ def stop(proc: subprocess.Popen[str]) -> None:
         proc.wait()
 
 
+def shown_token(env: dict[str, str]) -> str:
+    """The bearer token `tsm mcp token` prints for this environment's index."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm", "mcp", "token", "-f", "text"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
 @pytest.fixture(scope="module")
 def http_server(index_env: dict[str, str]) -> Iterator[int]:
     proc, port = start_http(index_env)
@@ -149,26 +163,35 @@ def http_server(index_env: dict[str, str]) -> Iterator[int]:
     stop(proc)
 
 
-def raw_post(port: int, headers: dict[str, str]) -> int:
-    """An initialize POST with chosen headers; returns the HTTP status."""
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        }
-    )
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+@pytest.fixture(scope="module")
+def bearer(index_env: dict[str, str], http_server: int) -> dict[str, str]:
+    """The header every request to `http_server` needs (its default settings: no
+    TSM_MCP_TOKEN, so the token made on first use)."""
+    return {"Authorization": f"Bearer {shown_token(index_env)}"}
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+def raw_exchange(
+    port: int, headers: dict[str, str], body: dict[str, Any] | None = None
+) -> tuple[int, dict[str, str], str]:
+    """One POST to /mcp (initialize unless `body`): status, headers and body text."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         conn.request(
             "POST",
             "/mcp",
-            body,
+            json.dumps(body or INITIALIZE),
             headers={
                 "Host": f"127.0.0.1:{port}",
                 "Content-Type": "application/json",
@@ -176,9 +199,16 @@ def raw_post(port: int, headers: dict[str, str]) -> int:
                 **headers,
             },
         )
-        return conn.getresponse().status
+        response = conn.getresponse()
+        text = response.read().decode("utf-8", "replace")
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, text
     finally:
         conn.close()
+
+
+def raw_post(port: int, headers: dict[str, str]) -> int:
+    """An initialize POST with chosen headers; returns the HTTP status."""
+    return raw_exchange(port, headers)[0]
 
 
 # -- stdio ------------------------------------------------------------------------------------
@@ -387,14 +417,19 @@ def test_stdio_stdout_carries_only_json_rpc(index_env: dict[str, str]) -> None:
 
 
 # -- streamable HTTP --------------------------------------------------------------------------
-def test_http_official_client_matches_the_cli(index_env: dict[str, str], http_server: int) -> None:
+def test_http_official_client_matches_the_cli(
+    index_env: dict[str, str], http_server: int, bearer: dict[str, str]
+) -> None:
     expected = cli_json(index_env, "search", "sqlite", "--recent", "1y")
 
     async def main() -> None:
         with anyio.fail_after(60):
-            async with streamable_http_client(f"http://127.0.0.1:{http_server}/mcp") as (
-                read,
-                write,
+            async with (
+                httpx2.AsyncClient(headers=bearer, timeout=60) as http,
+                streamable_http_client(f"http://127.0.0.1:{http_server}/mcp", http_client=http) as (
+                    read,
+                    write,
+                ),
             ):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
@@ -421,9 +456,9 @@ def test_http_official_client_matches_the_cli(index_env: dict[str, str], http_se
     ],
 )
 def test_http_rejects_foreign_origin_and_host(
-    http_server: int, headers: dict[str, str], status: int
+    http_server: int, bearer: dict[str, str], headers: dict[str, str], status: int
 ) -> None:
-    assert raw_post(http_server, headers) == status
+    assert raw_post(http_server, bearer | headers) == status
 
 
 def test_http_allow_origin_and_bearer_token(index_env: dict[str, str]) -> None:
@@ -440,29 +475,6 @@ def test_http_allow_origin_and_bearer_token(index_env: dict[str, str]) -> None:
         stop(proc)
 
 
-def test_http_beyond_loopback_requires_a_token(index_env: dict[str, str]) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tsm",
-            "mcp",
-            "--http",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(free_port()),
-        ],
-        env=index_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 1
-    assert "TSM_MCP_TOKEN" in proc.stderr
-    assert proc.stdout == ""
-
-
 # -- pure parts -------------------------------------------------------------------------------
 def refused(policy: Policy, headers: dict[str, str]) -> bool:
     verdict = policy.check(headers)
@@ -470,28 +482,21 @@ def refused(policy: Policy, headers: dict[str, str]) -> bool:
 
 
 def test_policy_host_and_origin_rules() -> None:
-    policy = Policy.build("127.0.0.1", hosts=["nas.local"], origins=["https://app.example/"])
-    assert policy.check({"host": "127.0.0.1:8765"}) is None
-    assert policy.check({"host": "[::1]:8765"}) is None
-    assert policy.check({"host": "localhost"}) is None
-    assert policy.check({"host": "nas.local:8765"}) is None
+    policy = Policy.build("127.0.0.1", TOKEN, hosts=["nas.local"], origins=["https://app.example/"])
+    bearer = {"authorization": f"Bearer {TOKEN}"}
+    assert policy.check({"host": "127.0.0.1:8765"} | bearer) is None
+    assert policy.check({"host": "[::1]:8765"} | bearer) is None
+    assert policy.check({"host": "localhost"} | bearer) is None
+    assert policy.check({"host": "nas.local:8765"} | bearer) is None
+    assert (policy.check({"host": "localhost"}) or (0,))[0] == 401
     assert refused(policy, {"host": "127.0.0.1.evil.example"})
     assert refused(policy, {})
-    assert policy.check({"host": "localhost", "origin": "https://app.example"}) is None
-    assert policy.check({"host": "localhost", "origin": "http://127.0.0.1:3000"}) is None
+    assert policy.check({"host": "localhost", "origin": "https://app.example"} | bearer) is None
+    assert policy.check({"host": "localhost", "origin": "http://127.0.0.1:3000"} | bearer) is None
     assert refused(policy, {"host": "localhost", "origin": "file://"})
     assert host_name("[::1]:8765") == "::1" and host_name("Example.com:80") == "example.com"
     assert is_loopback("127.8.0.1") and not is_loopback("0.0.0.0")
-    assert Policy.build("192.168.1.5").check({"host": "192.168.1.5:8765"}) is None
-
-
-def test_check_bind() -> None:
-    check_bind("127.0.0.1", None)
-    check_bind("0.0.0.0", TOKEN)
-    with pytest.raises(Exception, match="TSM_MCP_TOKEN"):
-        check_bind("0.0.0.0", None)
-    with pytest.raises(Exception, match="too short"):
-        check_bind("127.0.0.1", "short")
+    assert Policy.build("192.168.1.5", TOKEN).check({"host": "192.168.1.5:8765"} | bearer) is None
 
 
 def test_excerpt_lines_and_sections() -> None:

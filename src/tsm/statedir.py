@@ -111,6 +111,52 @@ def open_private(path: Path, flags: int) -> int:
     return fd
 
 
+def read_secret(path: Path, cap: int = 4096) -> bytes | None:
+    """The bytes of a secret tsm keeps in the state dir (the MCP token), or None when there
+    is none. UnsafePath unless it is a regular file of ours, with one link, that no other
+    user may read: a secret another user could have read, or one put there by anyone but
+    tsm (a symlink, a file shipped with a cloned repository under the usual umask), is no
+    secret."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
+            raise UnsafePath(f"refusing to read {path}: it is a symlink or special") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        problem = _file_problem(info) or (
+            f"mode {stat.S_IMODE(info.st_mode):o} lets other users read it"
+            if info.st_mode & 0o077
+            else None
+        )
+        if problem:
+            raise UnsafePath(f"refusing to read {path}: {problem}")
+        return os.read(fd, cap)
+    finally:
+        os.close(fd)
+
+
+def create_private(path: Path, data: bytes) -> bool:
+    """Write `data` to `path` (0600) unless something is there already: False then. The
+    file appears whole (a temp file linked to its name), so a reader never sees half."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
 def _file_problem(info: os.stat_result) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return "it is not a regular file"

@@ -1,12 +1,15 @@
-"""`tsm mcp`: serve the index to MCP clients over stdio (default) or streamable HTTP."""
+"""`tsm mcp`: serve the index to MCP clients over stdio (default) or streamable HTTP, and
+`tsm mcp token`: the bearer token HTTP clients send."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any
 
 from ..core.request import int_in
-from ..errors import SystemFailure
+from ..errors import SystemFailure, UserError
 from .runtime import load_settings
 
 DEFAULT_PORT = 8765
@@ -18,9 +21,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         help="serve search, get, list_documents, list_tags and status to MCP clients",
         description="Run an MCP server over the index: stdio for one client (Claude Desktop, "
         "Claude Code, Cursor …), or --http for a long-lived shared server.",
-        epilog="HTTP binds to 127.0.0.1 and refuses requests whose Host or Origin is not "
-        "loopback or allowed (403). Beyond loopback it requires TSM_MCP_TOKEN, sent "
-        "by clients as `Authorization: Bearer <token>`.",
+        epilog="HTTP binds to 127.0.0.1, refuses requests whose Host or Origin is not "
+        "loopback or allowed (403), and answers 401 to any request without "
+        "`Authorization: Bearer <token>`: TSM_MCP_TOKEN, else the token `tsm mcp token` "
+        "shows (made on first use, kept 0600 in the state dir).",
     )
     p.add_argument(
         "--http",
@@ -51,11 +55,85 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         help="also accept this Host header name, e.g. nas.local (repeatable)",
     )
     p.add_argument(
+        "--max-connections",
+        type=int_in(1, 100_000),
+        default=64,
+        metavar="N",
+        help="with --http: connections held at once; one more closes the oldest idle one "
+        "(default 64)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int_in(1, 100_000),
+        default=100,
+        metavar="N",
+        help="with --http: MCP sessions kept; one more ends the least recently used idle "
+        "one (default 100)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=seconds_in(0.1, 3600),
+        default=10.0,
+        metavar="SECONDS",
+        help="with --http: a request's headers and body must arrive within this (default 10)",
+    )
+    p.add_argument(
         "--no-warmup",
         action="store_true",
         help="load the embedding model on the first search instead of at start",
     )
     p.set_defaults(handler=run)
+    actions = p.add_subparsers(dest="mcp_action", metavar="ACTION", parser_class=type(p))
+    token = actions.add_parser(
+        "token",
+        parents=[parent],
+        help="print the bearer token `tsm mcp --http` requires (made on first use)",
+        description="Print the bearer token HTTP clients must send as "
+        "`Authorization: Bearer <token>`: TSM_MCP_TOKEN when set, else the one kept in "
+        "<state dir>/mcp-token (0600), made on first use.",
+        epilog='Claude Code: claude mcp add --transport http --header "Authorization: Bearer '
+        '$(tsm mcp token -f text)" tsm http://127.0.0.1:8765/mcp',
+    )
+    token.add_argument(
+        "--new",
+        action="store_true",
+        help="replace the kept token with a new one (clients then need the new one)",
+    )
+    token.set_defaults(handler=show_token)
+
+
+def seconds_in(low: float, high: float) -> Any:
+    """An argparse `type` for a number of seconds in [low, high] (nan and inf are not)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text) if len(text) <= 30 else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected seconds from {low:g} to {high:g}, got {text!r}"
+            )
+        return value
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+def show_token(args: argparse.Namespace) -> int:
+    """The token alone on stdout in text (for `$(tsm mcp token -f text)`), or JSON."""
+    from ..mcp.http_token import TOKEN_ENV, bearer_token
+    from .runtime import emit
+
+    settings = load_settings()
+    if args.new and TOKEN_ENV in os.environ:
+        raise UserError(f"{TOKEN_ENV} is set: the token is yours to change there")
+    token = bearer_token(settings.state_dir, renew=args.new)
+    if token.replaced:
+        print(f"tsm: {token.replaced}; a new token was made", file=sys.stderr)
+    data = {"token": token.value, "source": token.source, "created": token.created}
+    emit(args, data, token.value)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,12 +145,19 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     settings = load_settings()
     if args.http:
+        from ..mcp.http_limits import Limits
+
         return server.run_http(
             settings,
             host=args.host,
             port=args.port,
             allow_origins=args.allow_origin,
             allow_hosts=args.allow_host,
+            limits=Limits(
+                request_seconds=args.request_timeout,
+                max_connections=args.max_connections,
+                max_sessions=args.max_sessions,
+            ),
             warm_up=not args.no_warmup,
         )
     return server.run_stdio(settings, warm_up=not args.no_warmup)

@@ -162,8 +162,13 @@ class Client:
         return self.local().get(ref)
 
     def warm_up(self) -> None:
-        """Make the next search answer warm: the daemon warms itself (starting it is enough);
-        in-process, load the model and vectors now."""
+        """Make the next search answer warm, starting nothing that outlives this process: a
+        daemon that runs warms itself; when none runs and the first search would start one,
+        that search starts it (a client that connects and leaves, as `claude mcp list`
+        does, leaves no daemon behind), and loading the model here too would hold it
+        twice; otherwise load the model and vectors in-process now."""
+        if not self._probed and self._autostart and lifecycle.probe(self.settings) == "none":
+            return
         if self.daemon() is None:
             self.local().warm_up()
 

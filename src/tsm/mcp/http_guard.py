@@ -1,6 +1,7 @@
 """The HTTP transport's front door, checked before the MCP SDK sees a request: the Host and
-Origin headers must be loopback or explicitly allowed (DNS-rebinding protection), and a
-bearer token is required when one is configured (always, when bound beyond loopback)."""
+Origin headers must be loopback or explicitly allowed (DNS-rebinding protection), and every
+request must carry the bearer token (http_token.py), on loopback too: loopback is shared by
+every user of the machine."""
 
 from __future__ import annotations
 
@@ -12,11 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import UserError
-
 log = logging.getLogger("tsm.mcp")
-TOKEN_ENV = "TSM_MCP_TOKEN"
-MIN_TOKEN_CHARS = 16
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -48,17 +45,17 @@ def host_name(header: str) -> str:
 class Policy:
     """Who may talk to the server. Loopback hosts and origins are always allowed."""
 
+    token: str
     allowed_hosts: frozenset[str] = frozenset()
     allowed_origins: frozenset[str] = frozenset()
-    token: str | None = None
 
     @classmethod
     def build(
         cls,
         bind_host: str,
+        token: str,
         hosts: Iterable[str] = (),
         origins: Iterable[str] = (),
-        token: str | None = None,
     ) -> Policy:
         """Also allow the bound address itself, so `--host 192.168.1.5` works when clients
         use that address; a wildcard bind (0.0.0.0) needs its names given with --allow-host."""
@@ -66,9 +63,9 @@ class Policy:
         if bind_host not in ("0.0.0.0", "::", ""):
             names.add(host_name(bind_host))
         return cls(
+            token,
             frozenset(names),
             frozenset(o.strip().rstrip("/").lower() for o in origins if o.strip()),
-            token or None,
         )
 
     def check(self, headers: dict[str, str]) -> tuple[int, str] | None:
@@ -79,13 +76,13 @@ class Policy:
         origin = headers.get("origin")
         if origin is not None and not self.origin_allowed(origin):
             return 403, f"Origin {origin!r} is not allowed (see tsm mcp --allow-origin)"
-        if self.token is not None:
-            scheme, _, credential = headers.get("authorization", "").partition(" ")
-            # compare_digest: the time taken must not reveal how much of a guess was right.
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                credential.strip().encode("utf-8"), self.token.encode("utf-8")
-            ):
-                return 401, "a valid bearer token is required"
+        scheme, _, credential = headers.get("authorization", "").partition(" ")
+        # compare_digest: the time taken must not reveal how much of a guess was right. The
+        # answer is the same for no token and a wrong one, and says nothing of either.
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            credential.strip().encode("utf-8"), self.token.encode("utf-8")
+        ):
+            return 401, "a valid bearer token is required (`tsm mcp token` shows it)"
         return None
 
     def origin_allowed(self, origin: str) -> bool:
@@ -130,18 +127,3 @@ class RequestGuard:
             }
         )
         await send({"type": "http.response.body", "body": body})
-
-
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse to listen beyond loopback without a token, and refuse guessable tokens."""
-    if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise UserError(
-            f"{TOKEN_ENV} is too short ({len(token)} characters)",
-            f"use at least {MIN_TOKEN_CHARS}, e.g. `openssl rand -hex 32`",
-        )
-    if not is_loopback(host) and not token:
-        raise UserError(
-            f"refusing to serve MCP on {host} without a bearer token",
-            f"set {TOKEN_ENV} (e.g. `export {TOKEN_ENV}=$(openssl rand -hex 32)`); "
-            "clients then send `Authorization: Bearer <token>`",
-        )

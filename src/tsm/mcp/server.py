@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,6 +23,9 @@ from ..logfile import OneLineFormatter, private_log_handler
 from ..workspace import StatePaths
 from .excerpt import DEFAULT_MAX_CHARS
 from .tools import Reply, Tools
+
+if TYPE_CHECKING:
+    from .http_limits import Limits
 
 log = logging.getLogger("tsm.mcp")
 
@@ -350,40 +353,51 @@ def run_http(
     port: int,
     allow_origins: list[str],
     allow_hosts: list[str],
+    limits: Limits | None = None,
     warm_up: bool = True,
 ) -> int:
-    """Serve streamable HTTP at http://host:port/mcp for any number of clients."""
+    """Serve streamable HTTP at http://host:port/mcp for any number of clients, within
+    `limits` (http_limits.py)."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from .http_guard import TOKEN_ENV, Policy, RequestGuard, check_bind
+    from .http_guard import Policy, RequestGuard
+    from .http_limits import Limits, SessionCap, protocol_class
+    from .http_token import bearer_token
 
-    token = os.environ.get(TOKEN_ENV) or None
-    check_bind(host, token)
     setup_logging(settings)
+    token = bearer_token(settings.state_dir)
+    if token.replaced:
+        log.warning("%s; a new token was made (`tsm mcp token` shows it)", token.replaced)
     tools = Tools(settings, workers=HTTP_WORKERS)
     tools.transport = "streamable-http"
     server = build_server(tools, warm_up=False)
     # RequestGuard owns the Host/Origin rule (403 for both, one place, tested); the SDK's
     # own check would answer a foreign Host with 421 and needs the same lists twice.
+    limits = limits or Limits()
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        session_idle_timeout=limits.session_idle_seconds,
+        # SessionCap keeps max_sessions; busy sessions past it each hold a connection.
+        max_sessions=limits.max_sessions + limits.max_connections,
     )
-    policy = Policy.build(host, allow_hosts, allow_origins, token)
+    policy = Policy.build(host, token.value, allow_hosts, allow_origins)
     if warm_up:
         tools.warm_up()
     shown = f"[{host}]" if ":" in host else host
+    where = "TSM_MCP_TOKEN" if token.source == "TSM_MCP_TOKEN" else "`tsm mcp token` shows it"
     print(
-        f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}"
-        f"{', bearer token required' if token else ''})",
+        f"tsm mcp: serving http://{shown}:{port}/mcp (index root {settings.index_root}); "
+        f"clients send `Authorization: Bearer <token>` ({where})",
         file=sys.stderr,
         flush=True,
     )
     config = uvicorn.Config(
-        RequestGuard(app, policy),
+        RequestGuard(SessionCap(app, limits.max_sessions, limits.session_idle_seconds), policy),
         host=host,
         port=port,
+        http=protocol_class(limits),
         log_config=None,
         access_log=False,
         lifespan="on",
