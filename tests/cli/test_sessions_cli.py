@@ -11,6 +11,9 @@ from typing import Any
 from swap import link_swapped
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sample-session.jsonl"
+# Lines with no "type": only a message and a timestamp, as older and third-party writers
+# (and the original tool's end-to-end fixture) write them.
+TYPELESS = FIXTURE.with_name("typeless-session.jsonl")
 
 
 def ingest(tsm: Any, path: Path) -> dict:
@@ -73,6 +76,25 @@ def test_grown_transcript_embeds_only_new_turns(vault: Path, tsm: Any, tmp_path:
     assert len(listed) == 1 and listed[0]["chunk_count"] == 4
 
 
+def test_lines_without_a_type_are_turns_by_their_role(
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """Issue 33 item 3: refused as "no transcript lines"; string and block content both."""
+    transcript = tmp_path / "typeless.jsonl"
+    shutil.copy(TYPELESS, transcript)
+    first = ingest(tsm, transcript)
+    assert first["indexed"] == 1 and first["chunks"] == 2 and first["malformed_lines"] == 0
+    again = ingest(tsm, transcript)
+    assert again["indexed"] == 0 and again["unchanged"] == 1 and again["chunks"] == 0
+    data = tsm("search", "restic prune cron Sunday", "--type", "session", "-f", "json").json()
+    hit = data["results"][0]
+    assert hit["section"] == "Q: Which cron schedule runs the restic prune job on Sundays?"
+    assert "\n\nA: Use 0 3 * * 0" in hit["text"]
+    assert hit["source"]["created"] == "2026-03-12" and hit["source"]["updated"] == "2026-03-13"
+    keys = tsm("search", "rotate backup keys age keypair", "--type", "session").json()
+    assert keys["results"][0]["text"].startswith("Q: How do I rotate the backup keys")
+
+
 def test_bad_transcripts(vault: Path, tsm: Any, tmp_path: Path) -> None:
     missing = tsm("ingest-session", str(tmp_path / "nope.jsonl"), "-f", "json")
     assert missing.code == 1 and missing.error()["kind"] == "user_error"
@@ -106,6 +128,8 @@ def test_a_note_or_a_jsonl_without_transcript_lines_is_a_user_error(
         ("blank.jsonl", b"\n \n"),
         ("words.jsonl", b"hello\nworld\n"),
         ("other.jsonl", b'{"id": 1}\n[1, 2]\n'),
+        ("roles.jsonl", b'{"message": {"role": "system", "content": "Be brief and exact."}}\n'),
+        ("null.jsonl", b'{"type": null, "message": {"role": "user", "content": "a question?"}}\n'),
     ):
         (tmp_path / name).write_bytes(data)
         assert not_a_transcript(tsm, tmp_path / name).startswith(
