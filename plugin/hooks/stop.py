@@ -41,7 +41,8 @@ def handle(data: HookInput, workspace: Workspace) -> None:
         return None
     run_tsm(
         ingest_command(transcript),
-        cwd=workspace.root,
+        workspace=workspace,
+        session_cwd=input_cwd(data),
         timeout=INGEST_TIMEOUT_SECONDS,
         environ=os.environ,
     )

@@ -1,0 +1,99 @@
+"""Issue 30 items 2 and 11: the plugin's hooks run a repository's `tsm`, and the Stop hook
+ingests any file it is handed. The lab vault is trusted; a repository is cloned inside it
+and the session runs there, as Claude Code runs hooks in the session's folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import HOOKS, Lab, Outcome
+
+BARE_PATH = os.pathsep.join(["/usr/bin", "/bin"])
+PLANTED = "#!/bin/sh\necho \"$0 $*\" >> {mark}\necho 'tsm 0.0.1'\n"
+NO_VECTORS = {"TSM_EMBEDDER": "none"}
+
+
+def _repo(lab: Lab) -> Path:
+    """vault/repo with a planted `tsm` at its top and in node_modules/.bin; vault trusted."""
+    repo = lab.vault / "repo"
+    (repo / "node_modules" / ".bin").mkdir(parents=True)
+    (lab.vault / "tsm.toml").write_text("", encoding="utf-8")  # the index root, above repo
+    (repo / "README.md").write_text("# Repo\n\nbuild with make\n", encoding="utf-8")
+    for folder in (repo, repo / "node_modules" / ".bin"):
+        program = folder / "tsm"
+        program.write_text(PLANTED.format(mark=lab.base / "mark"), encoding="utf-8")
+        program.chmod(0o755)
+    lab.tsm("trust", str(lab.vault))  # also records the real tsm for the hooks
+    return repo
+
+
+def _hook(lab: Lab, script: str, cwd: Path, fields: dict, **env: str) -> bytes:
+    payload = {
+        "session_id": "x",
+        "transcript_path": str(cwd / "t.jsonl"),
+        "cwd": str(cwd),
+        "hook_event_name": script,
+        **fields,
+    }
+    done = subprocess.run(
+        [sys.executable, str(HOOKS / f"{script}.py")],
+        input=json.dumps(payload).encode(),
+        env=lab.environ(TSM_HOOK_TIMEOUT="60", **NO_VECTORS, **env),
+        capture_output=True,
+        timeout=120,
+        cwd=cwd,
+    )
+    return done.stdout
+
+
+HOOK_FIELDS = {
+    "session_start": {"source": "startup"},
+    "user_prompt_submit": {"prompt": "how is this repository built?"},
+    "post_tool_use": {"tool_name": "Write", "tool_input": {"file_path": "README.md"}},
+}
+
+
+def _ran(lab: Lab) -> str:
+    mark = lab.base / "mark"
+    return mark.read_text(encoding="utf-8").strip() if mark.exists() else ""
+
+
+def repository_tsm_on_path(lab: Lab) -> Outcome:
+    """PATH holds `` (a trailing colon), `.`, `node_modules/.bin`, then the repository's
+    node_modules/.bin as an absolute entry (direnv): each hook, each PATH."""
+    repo = _repo(lab)
+    for entry in ("", ".", "node_modules/.bin", str(repo / "node_modules" / ".bin")):
+        for script, fields in HOOK_FIELDS.items():
+            _hook(lab, script, repo, fields, PATH=os.pathsep.join([entry, BARE_PATH]))
+            if _ran(lab):
+                return Outcome(False, f"{script} with PATH entry {entry!r} ran: {_ran(lab)}")
+    listed = lab.tsm("list", "-f", "json", **NO_VECTORS).stdout
+    if "repo/README.md" not in listed.decode():
+        return Outcome(False, "the real tsm did not run either: the attack did not reach it")
+    return Outcome(True, "passed over in 4 PATH shapes x 3 hooks; the recorded tsm ran")
+
+
+def relative_tsm_bin(lab: Lab) -> Outcome:
+    """TSM_BIN=tsm (or the plugin option) with `.` on PATH: looked up in the repository."""
+    repo = _repo(lab)
+    for variable in ("TSM_BIN", "CLAUDE_PLUGIN_OPTION_TSM_BIN"):
+        out = _hook(
+            lab,
+            "session_start",
+            repo,
+            HOOK_FIELDS["session_start"],
+            PATH=os.pathsep.join([".", BARE_PATH]),
+            **{variable: "tsm"},
+        )
+        if _ran(lab):
+            return Outcome(False, f"{variable}=tsm ran the repository's: {_ran(lab)}")
+        if b"not an absolute path" not in out:
+            return Outcome(False, f"{variable}=tsm was not named: {out[:200]!r}")
+    return Outcome(True, "refused and named in the session's message")
+
+
+ATTACKS = [repository_tsm_on_path, relative_tsm_bin]
