@@ -27,7 +27,7 @@ def _repo(lab: Lab) -> Path:
         program = folder / "tsm"
         program.write_text(PLANTED.format(mark=lab.base / "mark"), encoding="utf-8")
         program.chmod(0o755)
-    lab.tsm("trust", str(lab.vault))  # also records the real tsm for the hooks
+    lab.tsm("trust", str(lab.vault), timeout=300)  # also records the real tsm for the hooks
     return repo
 
 
@@ -44,7 +44,7 @@ def _hook(lab: Lab, script: str, cwd: Path, fields: dict, **env: str) -> bytes:
         input=json.dumps(payload).encode(),
         env=lab.environ(TSM_HOOK_TIMEOUT="60", **NO_VECTORS, **env),
         capture_output=True,
-        timeout=120,
+        timeout=300,
         cwd=cwd,
     )
     return done.stdout
@@ -71,7 +71,7 @@ def repository_tsm_on_path(lab: Lab) -> Outcome:
             _hook(lab, script, repo, fields, PATH=os.pathsep.join([entry, BARE_PATH]))
             if _ran(lab):
                 return Outcome(False, f"{script} with PATH entry {entry!r} ran: {_ran(lab)}")
-    listed = lab.tsm("list", "-f", "json", **NO_VECTORS).stdout
+    listed = lab.tsm("list", "-f", "json", timeout=300, **NO_VECTORS).stdout
     if "repo/README.md" not in listed.decode():
         return Outcome(False, "the real tsm did not run either: the attack did not reach it")
     return Outcome(True, "passed over in 4 PATH shapes x 3 hooks; the recorded tsm ran")
@@ -96,4 +96,50 @@ def relative_tsm_bin(lab: Lab) -> Outcome:
     return Outcome(True, "refused and named in the session's message")
 
 
-ATTACKS = [repository_tsm_on_path, relative_tsm_bin]
+CANARY = "ZQCANARY"  # a word only the other project's transcript holds
+
+
+def _transcript_line(role: str, uuid: str, text: str) -> str:
+    message = {"role": role, "content": text}
+    return json.dumps({"type": role, "uuid": uuid, "message": message})
+
+
+def foreign_transcript_through_stop(lab: Lab) -> Outcome:
+    """The Stop hook handed another project's transcript (another folder under
+    ~/.claude/projects), a link to it in this project's folder, a file in /tmp."""
+    (lab.vault / "tsm.toml").write_text("", encoding="utf-8")
+    lab.tsm("trust", str(lab.vault), timeout=300)
+    other = lab.home / ".claude" / "projects" / "-home-someone-other-project"
+    other.mkdir(parents=True)
+    secret = other / "s.jsonl"
+    secret.write_text(
+        _transcript_line("user", "u1", f"the {CANARY} launch codes are in the safe")
+        + "\n"
+        + _transcript_line("assistant", "a1", f"Noted: {CANARY} is in the safe.")
+        + "\n",
+        encoding="utf-8",
+    )
+    link = lab.claude_project / "link.jsonl"
+    link.symlink_to(secret)
+    loose = lab.base / "loose.jsonl"
+    loose.write_bytes(secret.read_bytes())
+    own = lab.claude_project / "own.jsonl"
+    own.write_text(
+        _transcript_line("user", "u2", "how do I renew the hunting licence?") + "\n",
+        encoding="utf-8",
+    )
+    for path in (secret, link, loose, own):
+        _hook(lab, "stop", lab.vault, {"transcript_path": str(path)})
+    # a fresh $HOME builds its caches on the first search: generous bounds on a busy machine
+    found = lab.tsm("search", CANARY, "--fts-only", "-f", "json", timeout=300, **NO_VECTORS).stdout
+    listed = lab.tsm("list", "--type", "session", "-f", "json", timeout=300, **NO_VECTORS).stdout
+    names = sorted(Path(d["path"]).name for d in json.loads(listed or b"[]"))
+    results = json.loads(found or b"{}").get("results", [])  # the JSON echoes the query
+    if results:
+        return Outcome(False, f"another project's words are searchable; sessions: {names}")
+    if names != ["own.jsonl"]:
+        return Outcome(False, f"sessions after the Stop hooks: {names}")
+    return Outcome(True, "only this project's own transcript was ingested")
+
+
+ATTACKS = [repository_tsm_on_path, relative_tsm_bin, foreign_transcript_through_stop]
