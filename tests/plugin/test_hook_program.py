@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_harness import HOOKS, TSM, base_env, claude_input, log_lines, needs_tsm, trust
+from plugin_harness import (
+    HOOKS,
+    PLUGIN,
+    TSM,
+    base_env,
+    claude_input,
+    log_lines,
+    needs_tsm,
+    trust,
+)
 
 pytestmark = needs_tsm
 
@@ -164,3 +173,28 @@ def test_a_relative_index_root_is_the_one_the_hook_vetted(repo: Path, tmp_path: 
     assert listed.returncode == 0, listed.stderr
     assert "repo/README.md" in listed.stdout
     assert not (tmp_path / ".tsm").exists()  # `..` from the notes folder: never indexed
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no /usr/bin/python3")
+@pytest.mark.parametrize("entry", ["", ".", "node_modules/.bin"])
+def test_the_repositorys_python3_does_not_run_the_hooks(
+    repo: Path, tmp_path: Path, entry: str
+) -> None:
+    """hooks.json's own command, run through a shell in the session's folder as Claude Code
+    runs it: the interpreter is looked up on PATH too."""
+    for folder in (repo, repo / "node_modules" / ".bin"):
+        plant(folder / "python3", tmp_path / "mark")
+    hooks = json.loads((HOOKS / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    command = hooks["SessionStart"][0]["hooks"][0]["command"]
+    done = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps(claude_input("SessionStart", repo, source="startup")).encode(),
+        capture_output=True,
+        env=base_env(CLAUDE_PLUGIN_ROOT=str(PLUGIN), PATH=os.pathsep.join([entry, BARE_PATH])),
+        cwd=repo,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert_not_run(tmp_path)
+    assert done.stdout == b"", done.stdout  # the hook ran, under /usr/bin/python3, and tsm answered
