@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from claude_home import project_dir
 
+from tsm.sources.session_origin import project_folder_name
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sample-session.jsonl"
 NO_VECTORS = {"TSM_EMBEDDER": "none"}
 WORD = "ZQCANARY"  # only the refused transcripts hold it
@@ -68,6 +70,23 @@ def test_a_session_in_a_folder_inside_the_root_is_read(vault: Path, tsm: Any) ->
     transcript = project_dir(inner) / "s.jsonl"
     shutil.copy(FIXTURE, transcript)
     ingested(tsm, transcript)
+
+
+def test_a_root_whose_name_claude_code_cuts_and_hashes(
+    tmp_path: Path, tsm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past 200 characters Claude Code cuts the folder name and adds a hash of the path."""
+    root = tmp_path / ("n" * 100) / ("o" * 100)
+    root.mkdir(parents=True)
+    monkeypatch.setenv("TSM_INDEX_ROOT", str(root))
+    name = project_folder_name(os.path.realpath(root))
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    transcript = projects / name / "s.jsonl"
+    transcript.parent.mkdir(parents=True)
+    shutil.copy(FIXTURE, transcript)
+    ingested(tsm, transcript)
+    cut = name[:200]  # the name without its hash: no folder Claude Code would make
+    refused(tsm, planted(projects / cut), "is not a transcript of this index root")
 
 
 def test_a_link_in_the_projects_folder_is_refused(vault: Path, tsm: Any, tmp_path: Path) -> None:

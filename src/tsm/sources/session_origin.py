@@ -19,13 +19,39 @@ from ..errors import UserError
 from .files import display
 
 # Claude Code names a project's folder under <config dir>/projects after the session's
-# working directory, every character but an ASCII letter or digit written as "-".
+# working directory (its real path), every character but an ASCII letter or digit written
+# as "-"; a name longer than 200 is cut there and followed by a hash of the path (Claude
+# Code 2.1.197's cli: `$E`, `jCe`).
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+MAX_NAME = 200
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 def project_folder_name(directory: str) -> str:
     """The name Claude Code gives the transcripts folder of a session run in `directory`."""
-    return _NOT_ALNUM.sub("-", directory)
+    # JavaScript replaces UTF-16 code units: a character beyond U+FFFF becomes two dashes
+    name = _NOT_ALNUM.sub(lambda m: "--" if ord(m.group()) > 0xFFFF else "-", directory)
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME]}-{_base36(abs(_string_hash(directory)))}"
+
+
+def _string_hash(text: str) -> int:
+    """JavaScript's `h = (h << 5) - h + charCodeAt(i) | 0` over the UTF-16 code units."""
+    units = text.encode("utf-16-le", "surrogatepass")
+    value = 0
+    for i in range(0, len(units), 2):
+        value = (value * 31 + int.from_bytes(units[i : i + 2], "little")) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _base36(number: int) -> str:
+    digits = ""
+    while True:
+        number, digit = divmod(number, 36)
+        digits = _BASE36[digit] + digits
+        if not number:
+            return digits
 
 
 def claude_projects_dir(environ: Mapping[str, str]) -> Path:
@@ -76,6 +102,8 @@ def names_root_or_inside(name: str, root: Path) -> bool:
     own = project_folder_name(str(root))
     if name == own:
         return True
+    if len(name) > MAX_NAME:  # cut and hashed: no folder below can be matched by its name
+        return False
     return name.startswith(own + "-") and _names_below(root, name[len(own) + 1 :])
 
 
