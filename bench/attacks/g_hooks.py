@@ -96,6 +96,36 @@ def relative_tsm_bin(lab: Lab) -> Outcome:
     return Outcome(True, "refused and named in the session's message")
 
 
+def repository_python3_runs_the_hooks(lab: Lab) -> Outcome:
+    """hooks.json's own commands run through a shell in the repository, which holds a
+    `python3` at its top and in node_modules/.bin, with each relative PATH entry."""
+    repo = _repo(lab)
+    for folder in (repo, repo / "node_modules" / ".bin"):
+        program = folder / "python3"
+        program.write_text(PLANTED.format(mark=lab.base / "mark"), encoding="utf-8")
+        program.chmod(0o755)
+    hooks = json.loads((HOOKS / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    payload = {"session_id": "x", "cwd": str(repo), "prompt": "ok", "source": "startup"}
+    for entry in ("", ".", "node_modules/.bin"):
+        for event, groups in hooks.items():
+            subprocess.run(
+                groups[0]["hooks"][0]["command"],
+                shell=True,
+                input=json.dumps({**payload, "hook_event_name": event}).encode(),
+                env=lab.environ(
+                    CLAUDE_PLUGIN_ROOT=str(HOOKS.parent),
+                    PATH=os.pathsep.join([entry, BARE_PATH]),
+                    **NO_VECTORS,
+                ),
+                capture_output=True,
+                timeout=300,
+                cwd=repo,
+            )
+            if _ran(lab):
+                return Outcome(False, f"{event} with PATH entry {entry!r} ran: {_ran(lab)}")
+    return Outcome(True, "3 PATH shapes x 4 hooks: the repository's python3 never ran")
+
+
 CANARY = "ZQCANARY"  # a word only the other project's transcript holds
 
 
@@ -142,4 +172,9 @@ def foreign_transcript_through_stop(lab: Lab) -> Outcome:
     return Outcome(True, "only this project's own transcript was ingested")
 
 
-ATTACKS = [repository_tsm_on_path, relative_tsm_bin, foreign_transcript_through_stop]
+ATTACKS = [
+    repository_tsm_on_path,
+    relative_tsm_bin,
+    repository_python3_runs_the_hooks,
+    foreign_transcript_through_stop,
+]
