@@ -216,7 +216,11 @@ def ingest(path: Path, env: dict[str, str]) -> tuple[float, int, dict[str, Any]]
 
 
 def measure(label: str, lines: Iterable[str], root: Path) -> None:
-    path = root / f"{label}.jsonl"
+    # ingest-session reads transcripts of Claude Code's folder for the root or of a
+    # sessions folder: this one is a sessions folder
+    (root / "tsm.toml").write_text('[sessions]\ndirs = ["sessions"]\n', encoding="utf-8")
+    (root / "sessions").mkdir(exist_ok=True)
+    path = root / "sessions" / f"{label}.jsonl"
     with path.open("w", encoding="utf-8") as fh:
         for line in lines:
             fh.write(line + "\n")

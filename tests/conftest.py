@@ -104,6 +104,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     monkeypatch.setenv("TSM_AUTOSTART", "0")  # tests that want a daemon start one themselves
     monkeypatch.setenv("TSM_NOW", FIXED_NOW)  # dates and recency never rot with the calendar
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    # Claude Code's folder (transcripts under projects/): `ingest-session` reads only there
+    # or in a sessions folder, and no test reads the developer's own.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     yield
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -44,9 +45,23 @@ class Lab:
     def vault(self) -> Path:
         return self.base / "home" / "vault"
 
+    @property
+    def claude_project(self) -> Path:
+        """Claude Code's transcripts folder for sessions in the vault (~/.claude/projects/
+        and the vault's real path, each character but a letter or digit a "-"), made."""
+        name = re.sub(r"[^A-Za-z0-9]", "-", os.path.realpath(self.vault))
+        folder = self.home / ".claude" / "projects" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
     def environ(self, **extra: str) -> dict[str, str]:
-        """A clean environment: no TSM_* of the caller, HOME and XDG dirs inside the lab."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
+        """A clean environment: no TSM_* of the caller, HOME and XDG dirs inside the lab,
+        and Claude Code's folder in HOME too (no CLAUDE_CONFIG_DIR)."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("TSM_") and k != "CLAUDE_CONFIG_DIR"
+        }
         env.update(
             HOME=str(self.home),
             XDG_CONFIG_HOME=str(self.home / ".config"),

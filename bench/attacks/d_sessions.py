@@ -57,8 +57,7 @@ def _record(kind: str, uuid: str, content: object, stamp: str = "2026-03-13T08:0
 
 def _transcript(lab: Lab, lines: list[str]) -> Path:
     """A transcript where Claude Code keeps them: outside the vault, under ~/.claude."""
-    folder = lab.home / ".claude" / "projects" / "vault"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = lab.claude_project
     path = folder / "5e1f0c2a.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

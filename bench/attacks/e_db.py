@@ -53,8 +53,7 @@ def _error(result: subprocess.CompletedProcess[bytes]) -> str:
 def rebuild_with_sessions_outside_the_root(lab: Lab) -> Outcome:
     """Transcripts ingested from ~/.claude (one since deleted), then `rebuild --apply`."""
     _notes(lab, 3)
-    folder = lab.home / ".claude" / "projects" / "p"
-    folder.mkdir(parents=True)
+    folder = lab.claude_project
     for name in ("kept.jsonl", "deleted.jsonl"):
         turn = {
             "type": "user",

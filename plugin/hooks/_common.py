@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
@@ -21,7 +20,8 @@ import threading
 from collections import namedtuple
 from pathlib import Path
 
-import _locate  # the hooks run as scripts with their own folder on sys.path
+import _find_tsm  # the hooks run as scripts with their own folder on sys.path
+import _locate
 
 # Every prompt pays this module's imports, so typing, dataclasses and datetime stay out of
 # the run-time path (bench/hook_latency.py).
@@ -110,127 +110,39 @@ def env_positive_int(environ: Mapping[str, str], name: str, default: int) -> int
     return value if value > 0 else default
 
 
-# The plugin's own setting (plugin.json "userConfig"), which Claude Code passes to the hooks
-# as CLAUDE_PLUGIN_OPTION_<KEY>; set with `/plugin configure tsm`.
-PLUGIN_OPTION = "CLAUDE_PLUGIN_OPTION_TSM_BIN"
-# What `tsm init`, `tsm trust` and `tsm index` record in the user config dir (tsm's
-# launcher.py): the command that ran them, e.g. a virtualenv's bin/tsm outside PATH.
-COMMAND_FILE = "tsm-command.json"
-# The plugin's folder (hooks/, .claude-plugin/). `claude plugin install` copies it into
-# <plugins>/cache/<marketplace>/<plugin>/<version> and records in <plugins>/MARKETPLACES_FILE
-# where each marketplace came from; `claude --plugin-dir` and the tests run it in place.
-PLUGIN_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARKETPLACES_FILE = "known_marketplaces.json"
-VENV_TSM = os.path.join(".venv", "bin", "tsm")  # what `./scripts/demo` makes in a checkout
+def run_tsm(
+    args: Sequence[str],
+    *,
+    workspace: Workspace,
+    session_cwd: Path,
+    timeout: float,
+    environ: Mapping[str, str],
+) -> str:
+    """Run `tsm ARGS` in the index root and return its stdout; any failure becomes a
+    HookFailure.
 
-
-def checkout_tsm_candidates() -> list[str]:
-    """The `.venv/bin/tsm` of the checkout the plugin came from: beside the plugin folder
-    when it runs in place, else in the folder of the directory marketplace it was installed
-    from (`claude plugin marketplace add /path/to/checkout`), which Claude Code records."""
-    candidates = [os.path.join(os.path.dirname(PLUGIN_ROOT), VENV_TSM)]
-    marketplace_dir = os.path.dirname(os.path.dirname(PLUGIN_ROOT))
-    cache = os.path.dirname(marketplace_dir)
-    if os.path.basename(cache) == "cache":
-        known = os.path.join(os.path.dirname(cache), MARKETPLACES_FILE)
-        folder = _directory_marketplace(known, os.path.basename(marketplace_dir))
-        if folder is not None:
-            candidates.append(os.path.join(folder, VENV_TSM))
-    return candidates
-
-
-def _directory_marketplace(known: str, name: str) -> str | None:
-    """The folder a directory marketplace `name` was added from, per Claude Code's record."""
-    try:
-        with open(known, encoding="utf-8") as fh:
-            entry = json.load(fh).get(name)
-        source = entry.get("source") if isinstance(entry, dict) else None
-    except (OSError, ValueError, AttributeError):
-        return None
-    if isinstance(source, dict) and source.get("source") == "directory":
-        path = source.get("path")
-        if isinstance(path, str) and os.path.isabs(path):
-            return path
-    return None
-
-
-def tsm_command(environ: Mapping[str, str]) -> list[str]:
-    """The command that runs tsm, the first found of (plugin/README.md "How the hooks find
-    tsm"): TSM_BIN; the plugin's `tsm_bin` option; `tsm` on PATH; the command recorded by
-    the last `tsm init`, `tsm trust` or `tsm index`; the `.venv/bin/tsm` of the checkout
-    the plugin was installed from (`./scripts/demo` makes it); `python3 -m tsm` when this
-    interpreter has tsm installed. A HookFailure saying what was tried when none is there.
-
-    TSM_BIN and the plugin option are the user's explicit choice: when set they are used as
-    they are (a wrong one fails visibly rather than another tsm running in its place)."""
-    for name in ("TSM_BIN", PLUGIN_OPTION):
-        chosen = environ.get(name, "").strip()
-        if chosen:
-            return [_locate.expand_home(chosen, environ)]
-    found = shutil.which("tsm", path=environ.get("PATH"))
-    if found is not None:
-        return [found]
-    recorded, why = _recorded_command(environ)
-    if recorded is not None:
-        return recorded
-    for checkout in checkout_tsm_candidates():
-        if os.path.isfile(checkout) and os.access(checkout, os.X_OK):
-            return [checkout]
-    import importlib.util
-
-    # -P (Python 3.11+, as tsm needs): tsm runs in the index root, and `python -m` would
-    # import a `tsm/` package a repository holds there before the installed one.
-    if sys.version_info >= (3, 11) and importlib.util.find_spec("tsm") is not None:
-        return [sys.executable, "-P", "-m", "tsm"]
-    raise HookFailure(
-        "cannot find tsm: it is not on PATH"
-        + (f", {why}" if why else ", no `tsm init` or `tsm trust` recorded where it is")
-        + ", and python3 has no tsm module. Set the plugin's tsm_bin option (`claude plugin"
-        " install tsm@the-space-memory --config tsm_bin=/path/to/.venv/bin/tsm`, or"
-        " /plugin configure) or TSM_BIN"
-    )
-
-
-def _recorded_command(environ: Mapping[str, str]) -> tuple[list[str] | None, str]:
-    """The recorded command if its program still exists, else None and why not."""
-    path = os.path.join(_locate.user_config_dir(environ), COMMAND_FILE)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            command = json.load(fh).get("command")
-    except FileNotFoundError:
-        return None, ""
-    except (OSError, ValueError, AttributeError) as exc:
-        return None, f"{path} is unreadable ({type(exc).__name__})"
-    if (
-        not isinstance(command, list)
-        or not command
-        or not all(isinstance(part, str) and part for part in command)
-    ):
-        return None, f"{path} holds no command"
-    if not (os.path.isfile(command[0]) and os.access(command[0], os.X_OK)):
-        return None, f"the tsm recorded in {path} is gone ({command[0]})"
-    return command, ""
-
-
-def tsm_executable(environ: Mapping[str, str]) -> str:
-    """The program of `tsm_command` (its first word)."""
-    return tsm_command(environ)[0]
-
-
-def run_tsm(args: Sequence[str], *, cwd: Path, timeout: float, environ: Mapping[str, str]) -> str:
-    """Run `tsm ARGS` in `cwd` and return its stdout; any failure becomes a HookFailure.
-
-    Output goes to temporary files, not pipes, so a daemon that tsm starts and that keeps an
-    inherited descriptor open cannot make us wait past the deadline; at the deadline the
-    whole process group is killed.
+    The program is one no repository controls (_find_tsm): never one found in the session's
+    folder, the index root or another trusted root. It runs in the index root, where a
+    relative TSM_INDEX_ROOT becomes `.` (relative, so it vouches for nothing), so tsm acts
+    on the root the hook found and vetted. Output goes to temporary files, not pipes, so a
+    daemon that tsm starts and that keeps an inherited descriptor open cannot make us wait
+    past the deadline; at the deadline the whole process group is killed.
     """
-    command = [*tsm_command(environ), *args]
+    roots = [str(workspace.root), str(session_cwd), *_locate.trusted_roots(environ)]
+    try:
+        command = [*_find_tsm.tsm_command(environ, roots), *args]
+    except _find_tsm.NotFound as exc:
+        raise HookFailure(str(exc)) from None
+    child_env = dict(environ)
+    explicit = environ.get("TSM_INDEX_ROOT")
+    if explicit and not os.path.isabs(_locate.expand_home(explicit, environ)):
+        child_env["TSM_INDEX_ROOT"] = "."
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             process = subprocess.Popen(
                 command,
-                cwd=cwd,
-                env=dict(environ),
+                cwd=workspace.root,
+                env=child_env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,

@@ -57,7 +57,8 @@ def handle(data: HookInput, workspace: Workspace) -> None:
         return None
     run_tsm(
         index_command(relative),
-        cwd=workspace.root,
+        workspace=workspace,
+        session_cwd=input_cwd(data),
         timeout=INDEX_TIMEOUT_SECONDS,
         environ=os.environ,
     )

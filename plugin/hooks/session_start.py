@@ -20,6 +20,7 @@ from _common import (  # noqa: E402 - the path above makes the hook runnable as 
     HookInput,
     Workspace,
     escape_controls,
+    input_cwd,
     log_failure,
     run_hook,
     run_tsm,
@@ -38,7 +39,11 @@ def handle(data: HookInput, workspace: Workspace) -> str | None:
         return None
     try:
         version = run_tsm(
-            ["--version"], cwd=workspace.root, timeout=CHECK_TIMEOUT_SECONDS, environ=os.environ
+            ["--version"],
+            workspace=workspace,
+            session_cwd=input_cwd(data),
+            timeout=CHECK_TIMEOUT_SECONDS,
+            environ=os.environ,
         )
     except HookFailure as failure:
         log_failure(workspace, HOOK_NAME, str(failure))

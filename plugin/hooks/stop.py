@@ -1,5 +1,7 @@
 """Stop hook: ingest the session transcript (`transcript_path`) so past conversations become
-searchable. It fires after every reply; tsm skips a transcript whose content is unchanged.
+searchable. It fires after every reply; tsm skips a transcript whose content is unchanged,
+and refuses one that is not the user's own transcript of this index root (a refusal that
+holds for every caller of `tsm ingest-session`, so the hook passes on what it was given).
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def handle(data: HookInput, workspace: Workspace) -> None:
         return None
     run_tsm(
         ingest_command(transcript),
-        cwd=workspace.root,
+        workspace=workspace,
+        session_cwd=input_cwd(data),
         timeout=INGEST_TIMEOUT_SECONDS,
         environ=os.environ,
     )

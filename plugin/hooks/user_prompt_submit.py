@@ -238,7 +238,8 @@ def handle(data: HookInput, workspace: Workspace) -> str | None:
     environ = dict(os.environ)
     stdout = run_tsm(
         search_command(query, env_positive_int(environ, "TSM_INJECT_TOP_K", DEFAULT_TOP_K)),
-        cwd=input_cwd(data),
+        workspace=workspace,
+        session_cwd=input_cwd(data),
         timeout=_timeout(environ),
         environ=environ,
     )

@@ -224,16 +224,21 @@ def ingest_session(
     """Add or refresh one Claude Code transcript. An unchanged file is a no-op; a grown one is
     rewritten, and only its new turns need embedding (vectors are keyed by text hash).
     Anything but a transcript (a note, a `.jsonl` without one transcript line) is a user
-    error: asked for by name, it is no file to skip quietly."""
+    error: asked for by name, it is no file to skip quietly. So is a file that is not the
+    user's own transcript of this index root or a sessions folder (sources/session_origin),
+    which is then read from that folder down, no link followed."""
+    from .sources.session_origin import ingest_folder
+
     started = time.perf_counter()
     if not path.is_file():
         raise UserError(f"no such transcript: {path}")
     if path.suffix.lower() != ".jsonl":
         raise _not_a_transcript(path, "")
+    within = ingest_folder(settings, path, os.environ)
     report = IndexReport()
     key = session_key(settings, path)
     old = documents.stored_file(conn, key) if storable(key) else None
-    _index_session(settings, conn, path, key, old, report, named=True)
+    _index_session(settings, conn, path, key, old, report, named=True, within=within)
     if embedder is not None and report.indexed:
         embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -275,6 +280,8 @@ def _index_session(
         if info.st_size > MAX_TRANSCRIPT_BYTES:
             raise SkipFile(f"larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB ({info.st_size} bytes)")
         transcript, content_hash, info = session.stream(path, within)
+        if named and info.st_uid != os.getuid():  # swapped for another's since it was vetted
+            raise SkipFile("belongs to another user")
         if named and not old and not transcript.records:
             raise session.NoTranscriptLines("no transcript lines")
     except Exception as exc:  # a reader bug must cost this file's update, never its index

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from claude_home import project_dir
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sample-session.jsonl"
 
 
@@ -39,8 +41,7 @@ def sessions(tsm: Any) -> list[str]:
 def test_rebuild_keeps_transcripts_outside_the_root(
     indexed: Path, tsm: Any, tmp_path: Path
 ) -> None:
-    elsewhere = tmp_path / "claude" / "project"
-    elsewhere.mkdir(parents=True)
+    elsewhere = project_dir(indexed)  # Claude Code's folder for this root, outside it
     kept, gone = elsewhere / "kept.jsonl", elsewhere / "gone.jsonl"
     shutil.copy(FIXTURE, kept)
     gone.write_text(
@@ -91,11 +92,10 @@ def test_an_untrusted_roots_old_index_names_no_transcript_to_read(
     a root the user never trusted read a transcript outside the root (another project's
     conversation into this index). Its old rows are kept, as for one that is gone."""
     monkeypatch.delenv("TSM_INDEX_ROOT", raising=False)
-    other = tmp_path / "claude" / "other-project" / "secret.jsonl"
-    other.parent.mkdir(parents=True)
-    shutil.copy(FIXTURE, other)
     maker = tmp_path / "maker"  # where the planted index was made, trusting its own root
     (maker / "notes").mkdir(parents=True)
+    other = project_dir(maker) / "secret.jsonl"  # another project's, to the clone
+    shutil.copy(FIXTURE, other)
     (maker / "notes" / "a.md").write_text("# Widgets\n\nwidgets are parts\n", encoding="utf-8")
     made = tsm("ingest-session", str(other), "-f", "json", env={"TSM_INDEX_ROOT": str(maker)})
     assert made.code == 0, made.err
@@ -117,9 +117,14 @@ def test_an_untrusted_roots_old_index_names_no_transcript_to_read(
     assert found.code == 0 and found.json()["results"] == [], found.out
     assert tsm("search", "LoRa", "--fts-only", "-f", "json", cwd=clone).json()["results"]
 
+    # Trusted, the clone still reads no transcript of another project's (ingest-session's
+    # rule, which the rebuild goes through): the old rows stay, with the reason.
     trusted = tsm("rebuild", "--apply", "-f", "json", env={"TSM_INDEX_ROOT": str(clone)})
     assert trusted.code == 0, trusted.err
-    assert trusted.json()["sessions"]["reingested"] == [str(other)]
+    data = trusted.json()["sessions"]
+    assert data["reingested"] == []
+    [kept] = data["kept_from_old_index"]
+    assert "is not a transcript of this index root" in kept["reason"], kept
 
 
 def run_with_file_size_limit(limit: int, *args: str) -> subprocess.CompletedProcess[str]:

@@ -8,9 +8,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from claude_home import project_dir
 from swap import link_swapped
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "sample-session.jsonl"
+# Lines with no "type": only a message and a timestamp, as older and third-party writers
+# (and the original tool's end-to-end fixture) write them.
+TYPELESS = FIXTURE.with_name("typeless-session.jsonl")
 
 
 def ingest(tsm: Any, path: Path) -> dict:
@@ -20,7 +24,7 @@ def ingest(tsm: Any, path: Path) -> dict:
 
 
 def test_ingest_skips_noise_and_dates_turns(vault: Path, tsm: Any, tmp_path: Path) -> None:
-    transcript = tmp_path / "session.jsonl"
+    transcript = project_dir(vault) / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
     first = ingest(tsm, transcript)
     assert first["indexed"] == 1 and first["chunks"] == 3 and first["embedded"] == 3
@@ -43,7 +47,7 @@ def test_ingest_skips_noise_and_dates_turns(vault: Path, tsm: Any, tmp_path: Pat
 
 
 def test_grown_transcript_embeds_only_new_turns(vault: Path, tsm: Any, tmp_path: Path) -> None:
-    transcript = tmp_path / "session.jsonl"
+    transcript = project_dir(vault) / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
     ingest(tsm, transcript)
     turn = {
@@ -73,10 +77,29 @@ def test_grown_transcript_embeds_only_new_turns(vault: Path, tsm: Any, tmp_path:
     assert len(listed) == 1 and listed[0]["chunk_count"] == 4
 
 
+def test_lines_without_a_type_are_turns_by_their_role(
+    vault: Path, tsm: Any, tmp_path: Path
+) -> None:
+    """Issue 33 item 3: refused as "no transcript lines"; string and block content both."""
+    transcript = project_dir(vault) / "typeless.jsonl"
+    shutil.copy(TYPELESS, transcript)
+    first = ingest(tsm, transcript)
+    assert first["indexed"] == 1 and first["chunks"] == 2 and first["malformed_lines"] == 0
+    again = ingest(tsm, transcript)
+    assert again["indexed"] == 0 and again["unchanged"] == 1 and again["chunks"] == 0
+    data = tsm("search", "restic prune cron Sunday", "--type", "session", "-f", "json").json()
+    hit = data["results"][0]
+    assert hit["section"] == "Q: Which cron schedule runs the restic prune job on Sundays?"
+    assert "\n\nA: Use 0 3 * * 0" in hit["text"]
+    assert hit["source"]["created"] == "2026-03-12" and hit["source"]["updated"] == "2026-03-13"
+    keys = tsm("search", "rotate backup keys age keypair", "--type", "session").json()
+    assert keys["results"][0]["text"].startswith("Q: How do I rotate the backup keys")
+
+
 def test_bad_transcripts(vault: Path, tsm: Any, tmp_path: Path) -> None:
     missing = tsm("ingest-session", str(tmp_path / "nope.jsonl"), "-f", "json")
     assert missing.code == 1 and missing.error()["kind"] == "user_error"
-    garbage = tmp_path / "garbage.jsonl"
+    garbage = project_dir(vault) / "garbage.jsonl"
     garbage.write_bytes(b"\x00\xff\xfe not a transcript")
     result = tsm("ingest-session", str(garbage), "-f", "json")
     assert result.code == 1 and result.error()["kind"] == "user_error"
@@ -101,18 +124,21 @@ def test_a_note_or_a_jsonl_without_transcript_lines_is_a_user_error(
     assert not_a_transcript(tsm, note).startswith(f"{note} is not a Claude Code transcript: ")
     relative = not_a_transcript(tsm, "notes/git-install.md", cwd=indexed_read_only)
     assert relative.startswith(f"{note} is not a Claude Code transcript: ")  # as the daemon
+    folder = project_dir(indexed_read_only)
     for name, data in (
         ("empty.jsonl", b""),
         ("blank.jsonl", b"\n \n"),
         ("words.jsonl", b"hello\nworld\n"),
         ("other.jsonl", b'{"id": 1}\n[1, 2]\n'),
+        ("roles.jsonl", b'{"message": {"role": "system", "content": "Be brief and exact."}}\n'),
+        ("null.jsonl", b'{"type": null, "message": {"role": "user", "content": "a question?"}}\n'),
     ):
-        (tmp_path / name).write_bytes(data)
-        assert not_a_transcript(tsm, tmp_path / name).startswith(
-            f"{tmp_path / name} is not a Claude Code transcript (no transcript lines): "
+        (folder / name).write_bytes(data)
+        assert not_a_transcript(tsm, folder / name).startswith(
+            f"{folder / name} is not a Claude Code transcript (no transcript lines): "
         )
     # A transcript with records but no turn yet (a summary only) is still a transcript.
-    summary = tmp_path / "summary.jsonl"
+    summary = folder / "summary.jsonl"
     summary.write_text('{"type": "summary", "summary": "Planning", "leafUuid": "x"}\n')
     result = tsm("ingest-session", str(summary), "-f", "json")
     assert result.code == 0 and result.json()["skipped"][0]["reason"] == "no conversation turns"
@@ -189,7 +215,7 @@ def sessions(tsm: Any) -> list[dict]:
 
 def test_secrets_in_a_transcript_are_not_stored(vault: Path, tsm: Any, tmp_path: Path) -> None:
     key = "sk-ant-" + "api03-" + "Qw7" * 30
-    transcript = tmp_path / "secret.jsonl"
+    transcript = project_dir(vault) / "secret.jsonl"
     transcript.write_text(
         "\n".join(
             [
@@ -227,7 +253,7 @@ def test_secrets_in_a_transcript_are_not_stored(vault: Path, tsm: Any, tmp_path:
 def test_bad_lines_are_skipped_and_counted_never_the_session(
     vault: Path, tsm: Any, tmp_path: Path
 ) -> None:
-    transcript = tmp_path / "session.jsonl"
+    transcript = project_dir(vault) / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
     first = tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()
     assert first["indexed"] == 1 and first["malformed_lines"] == 1
@@ -262,7 +288,7 @@ def test_bad_lines_are_skipped_and_counted_never_the_session(
 def test_an_unreadable_or_garbled_transcript_keeps_its_indexed_version(
     vault: Path, tsm: Any, tmp_path: Path
 ) -> None:
-    transcript = tmp_path / "session.jsonl"
+    transcript = project_dir(vault) / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
     assert (
         tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()["indexed"] == 1
@@ -274,7 +300,7 @@ def test_an_unreadable_or_garbled_transcript_keeps_its_indexed_version(
         assert report["removed"] == 0 and report["indexed"] == 0, garbage
         assert report["skipped"][0]["reason"].endswith("the indexed version is kept")
         assert sessions(tsm) == before
-    (vault / "tsm.toml").write_text(f'[sessions]\ndirs = ["{tmp_path}"]\n')
+    (vault / "tsm.toml").write_text(f'[sessions]\ndirs = ["{transcript.parent}"]\n')
     report = tsm("index", "-f", "json", env=NO_VECTORS).json()
     assert report["removed"] == 0 and sessions(tsm) == before
 
@@ -282,7 +308,7 @@ def test_an_unreadable_or_garbled_transcript_keeps_its_indexed_version(
 def test_a_transcript_over_the_cap_is_skipped_and_keeps_its_indexed_version(
     vault: Path, tsm: Any, tmp_path: Path
 ) -> None:
-    transcript = tmp_path / "session.jsonl"
+    transcript = project_dir(vault) / "session.jsonl"
     shutil.copy(FIXTURE, transcript)
     assert (
         tsm("ingest-session", str(transcript), "-f", "json", env=NO_VECTORS).json()["indexed"] == 1

@@ -4,12 +4,13 @@ index is left as it was."""
 
 from __future__ import annotations
 
+from claude_home import project_dir
 from daemon_harness import Harness
 
 
 def test_a_note_or_a_jsonl_without_transcript_lines_is_a_user_error(daemon: Harness) -> None:
     before = daemon.status()["total_documents"]
-    junk = daemon.dir / "junk.jsonl"
+    junk = project_dir(daemon.root) / "junk.jsonl"
     junk.write_bytes(b"hello\nworld\n")
     for path, name, why in (
         ("notes/git-install.md", daemon.root / "notes" / "git-install.md", ""),

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from claude_home import project_dir
 from daemon_harness import Harness, wait_for
 
 DEADLINE = 30  # generous for a loaded 2-core CI machine; a pass usually takes ~1 s
@@ -93,7 +94,7 @@ def test_an_ingested_session_and_an_indexed_file_get_vectors(harness: Harness) -
     """`tsm ingest-session` (the Stop hook) and `tsm index FILE` (PostToolUse) through a
     daemon that does not watch, so only those requests can have written the chunks."""
     harness.start("--no-watch")
-    transcript = harness.dir / "session.jsonl"
+    transcript = project_dir(harness.root) / "session.jsonl"
     shutil.copy(SESSION, transcript)
     result = harness.cli("ingest-session", str(transcript), "-f", "json")
     assert result.code == 0, result.err

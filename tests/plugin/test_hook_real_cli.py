@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_home import project_dir
 from pg import Stores
 from plugin_harness import (
     TSM,
@@ -233,8 +234,7 @@ def test_post_tool_use_makes_a_new_note_searchable(vault: Path) -> None:
 
 def test_stop_ingests_the_session_transcript(vault: Path, tmp_path: Path) -> None:
     session = "5c1b0a8e-2f51-4d61-9a57-0c0f3f1f7e21"
-    transcript = tmp_path / "projects" / "-tmp-vault" / f"{session}.jsonl"
-    transcript.parent.mkdir(parents=True)
+    transcript = project_dir(vault) / f"{session}.jsonl"  # where Claude Code writes it
     common = {
         "sessionId": session,
         "cwd": str(vault),

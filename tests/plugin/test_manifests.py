@@ -73,7 +73,8 @@ def test_hooks_cover_the_four_events_with_the_right_scripts() -> None:
         assert hook["type"] == "command"
         assert hook["matcher"] == matcher
         argv = shlex.split(hook["command"])
-        assert argv == ["python3", f"${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"]
+        # /bin/sh finds python3 in an absolute PATH entry only (test_hook_program.py)
+        assert argv == ["/bin/sh", "${CLAUDE_PLUGIN_ROOT}/hooks/run-hook.sh", script[:-3]]
         assert (HOOKS / script).is_file()
 
 

@@ -205,7 +205,8 @@ REALISTIC = jsonl(
     ),
     '{"type": "user", "message": {"role": "user", "content": "broken',
     "[1, 2, 3]",
-    json.dumps({"message": {"role": "user", "content": "a record with no type at all"}}),
+    # no type, and no user or assistant message to be a turn of
+    json.dumps({"message": {"role": "system", "content": "a record with no type at all"}}),
     line("user", "bad1", "2026-03-14T09:12:00.000Z", message="not an object"),
     line(
         "system",
@@ -548,6 +549,26 @@ def test_only_malformed_lines_are_counted_and_skipped() -> None:
     assert count_malformed(data) == 5
     with pytest.raises(SkipFile, match="no conversation turns"):
         read(Path("s.jsonl"), "s.jsonl", data)
+
+
+def test_lines_without_a_type_are_turns_of_their_messages_role() -> None:
+    """Older and third-party writers leave out "type": a user or assistant message is a
+    turn all the same, with string or block content; any other role is no record."""
+    lines = [
+        {"message": {"role": "user", "content": "How do I rotate the backup keys?"}},
+        {"message": {"role": "assistant", "content": [text("Generate a new age keypair.")]}},
+        {"message": {"role": "user", "content": [text("And the prune schedule on Sundays?")]}},
+        {"message": {"role": "assistant", "content": "Use 0 3 * * 0 in the crontab."}},
+        {"message": {"role": "system", "content": "You are a helpful assistant."}},
+        {"type": None, "message": {"role": "user", "content": "a null type is no record"}},
+    ]
+    stamped = [{**entry, "timestamp": "2026-03-12T10:00:00.000Z"} for entry in lines]
+    transcript = parse("\n".join(json.dumps(entry) for entry in stamped).encode())
+    assert [(t.question, t.answer, t.date) for t in transcript.turns] == [
+        ("How do I rotate the backup keys?", ["Generate a new age keypair."], "2026-03-12"),
+        ("And the prune schedule on Sundays?", ["Use 0 3 * * 0 in the crontab."], "2026-03-12"),
+    ]
+    assert transcript.records == 4 and transcript.malformed == 2
 
 
 def test_unknown_record_types_are_ignored_not_malformed() -> None:

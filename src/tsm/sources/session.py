@@ -87,7 +87,9 @@ class Transcript:
     turns: tuple[Turn, ...]
     title: str | None  # the session's own name: /rename, a summary line or an AI title
     malformed: int
-    records: int = 0  # lines that are transcript records (a JSON object with a "type")
+    # lines that are transcript records (a JSON object with a "type", or with none and a
+    # user or assistant message)
+    records: int = 0
 
 
 class NoTranscriptLines(SkipFile):
@@ -206,9 +208,9 @@ class _Parser:
 
     def _record(self, entry: Any, lineno: int) -> bool:
         """Use one parsed record; False when it is malformed."""
-        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+        kind = _kind(entry)
+        if kind is None:
             return False
-        kind = entry["type"]
         uuid = entry.get("uuid")
         if isinstance(uuid, str):
             if uuid in self.uuids:
@@ -301,6 +303,23 @@ def document(rel: str, transcript: Transcript) -> Document:
         date_source="transcript" if last else None,
         malformed_lines=transcript.malformed,
     )
+
+
+def _kind(entry: Any) -> str | None:
+    """A record's type, None for a line that is no record. A line with no `type` at all
+    (older and third-party writers: `{"message": {"role": "user", "content": …},
+    "timestamp": …}`) is a turn of its message's role when that is user or assistant."""
+    if not isinstance(entry, dict):
+        return None
+    kind = entry.get("type")
+    if isinstance(kind, str):
+        return kind
+    message = entry.get("message")
+    if "type" not in entry and isinstance(message, dict):
+        role = message.get("role")
+        if role in ("user", "assistant"):
+            return str(role)
+    return None
 
 
 def _add_prompt(
