@@ -300,3 +300,15 @@ def test_an_untrusted_content_dir_that_leads_outside_is_not_read(repo: Repo, tsm
     assert all("secret" not in d["path"] for d in listed)
     assert json.dumps(listed).count("launch") == 0
     assert os.path.exists(repo.outside / "secret.md")
+
+
+def test_an_untrusted_tsm_toml_cannot_turn_mcp_redaction_off(repo: Repo) -> None:
+    (repo.root / "tsm.toml").write_text("[mcp]\nredact = false\n")
+    settings = load(repo.root, repo.env())
+    assert settings.get("mcp.redact") is True
+    assert settings.ignored == ("mcp.redact = False",)
+    (repo.root / "tsm.toml").write_text("[mcp]\nredact = true\n")
+    assert load(repo.root, repo.env()).ignored == ()
+    repo.trust()
+    (repo.root / "tsm.toml").write_text("[mcp]\nredact = false\n")
+    assert load(repo.root, repo.env()).get("mcp.redact") is False

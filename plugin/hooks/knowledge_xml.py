@@ -3,8 +3,10 @@
 Pure and stdlib only (Python 3.9+, like all hook code): the UserPromptSubmit hook calls it,
 and tests feed it hand-made dicts.
 
-Snippets and sections are shown with secrets redacted (redaction.py, tsm's own table): a key
-the user once wrote in a note stays in the note, but is never put into a prompt by itself.
+Every text field (query, type, status, path, section, snippet, related paths) is shown as
+`shown_text` makes it: format characters (zero-width, bidi, TAG) removed, then secrets
+redacted (tsm's own table). A key the user once wrote in a note, or in a file's name, stays
+in the note, but is never put into a prompt by itself, nor is text no reader can see.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numbers
 import re
 from collections.abc import Iterable, Mapping
 
-from redaction import find_secrets, redact
+from redaction import find_secrets, for_model, strip_format
 
 TYPE_CHECKING = False  # the prompt hook imports this on every prompt: no typing at run time
 if TYPE_CHECKING:
@@ -36,15 +38,23 @@ def strip_illegal(text: str) -> str:
     return _ILLEGAL_XML.sub("", text)
 
 
+def shown_text(text: str) -> str:
+    """What a model is shown of a field: without what XML cannot carry, without format
+    characters, secrets redacted (in that order: a NUL inside a key must not hide it)."""
+    return for_model(strip_illegal(text))
+
+
 def escape_text(text: str) -> str:
-    """Escape element content: `&`, `<`, and the `>` of `]]>`, which is illegal in content."""
-    text = strip_illegal(text).replace("&", "&amp;").replace("<", "&lt;")
+    """Escape element content: `&`, `<`, and the `>` of `]]>`, which is illegal in content;
+    format characters go too, whatever the field."""
+    text = strip_format(strip_illegal(text)).replace("&", "&amp;").replace("<", "&lt;")
     return text.replace("]]>", "]]&gt;")
 
 
 def escape_attr(text: str) -> str:
     """Escape an attribute value: `&`, `<`, `"`, and tab/LF/CR (parsers turn them into spaces)."""
-    text = strip_illegal(text).replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
+    text = strip_format(strip_illegal(text))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
     return text.replace("\t", "&#9;").replace("\n", "&#10;").replace("\r", "&#13;")
 
 
@@ -68,13 +78,14 @@ def render_knowledge_search(
         shown_query = query or ""
     results = [r for r in _as_list(search.get("results")) if isinstance(r, Mapping)]
     if not results:
-        return f'<knowledge_search query="{escape_attr(shown_query)}" count="0" total="0"/>'
+        shown = escape_attr(shown_text(shown_query))
+        return f'<knowledge_search query="{shown}" count="0" total="0"/>'
     total = search.get("total_matches")
     if not isinstance(total, int) or isinstance(total, bool):
         total = len(results)
 
     lines = [
-        f'<knowledge_search query="{escape_attr(shown_query)}" '
+        f'<knowledge_search query="{escape_attr(shown_text(shown_query))}" '
         f'count="{len(results)}" total="{total}">'
     ]
     snippets = _budgeted_snippets((_snippet_of(r) for r in results), budget)
@@ -110,17 +121,17 @@ def _result_lines(index: int, result: Mapping[str, Any], snippet: str | None) ->
         source = {}
     category = _text(source.get("category")) or _text(source.get("type")) or FALLBACK_CATEGORY
     status = _text(source.get("status"))
-    status_attr = f' status="{escape_attr(status)}"' if status else ""
+    status_attr = f' status="{escape_attr(shown_text(status))}"' if status else ""
     lines = [
         f'<result index="{index}" score="{result_score(result):.3f}">',
-        f'<source type="{escape_attr(category)}"{status_attr}>'
-        f"{escape_text(_text(source.get('path')))}</source>",
-        f"<section>{escape_text(redact(_text(result.get('section'))))}</section>",
+        f'<source type="{escape_attr(shown_text(category))}"{status_attr}>'
+        f"{escape_text(shown_text(_text(source.get('path'))))}</source>",
+        f"<section>{escape_text(shown_text(_text(result.get('section'))))}</section>",
         f"<snippet>\n{escape_text(snippet)}\n</snippet>" if snippet else "<snippet/>",
     ]
     related = _related_paths(result.get("related"))
     if related:
-        lines.append(f"<related>{escape_text(', '.join(related))}</related>")
+        lines.append(f"<related>{escape_text(', '.join(map(shown_text, related)))}</related>")
     lines.append("</result>")
     return lines
 
@@ -132,7 +143,7 @@ def _snippet_of(result: Mapping[str, Any]) -> str:
     snippet = _text(result.get("snippet"))
     if not snippet.strip():
         snippet = chunk[:TEXT_FALLBACK_CHARS]
-    shown = redact(strip_illegal(snippet)).strip()
+    shown = shown_text(snippet).strip()
     return shown if _clear_of_cut_secrets(shown, chunk) else ""
 
 
@@ -143,7 +154,7 @@ def _clear_of_cut_secrets(shown: str, chunk: str) -> bool:
     if not find_secrets(chunk):
         return True
     core = " ".join(shown.strip("…").split())
-    return core in " ".join(redact(" ".join(chunk.split())).split())
+    return core in " ".join(shown_text(chunk).split())
 
 
 def _related_paths(related: object) -> list[str]:

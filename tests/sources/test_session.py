@@ -656,6 +656,20 @@ def test_secrets_are_redacted_before_anything_is_stored() -> None:
     assert doc.title.endswith("Claude session: debug [redacted:anthropic-key]")
 
 
+def test_a_key_split_across_two_answer_blocks_is_redacted_whole() -> None:
+    # Each assistant content block is a line of its own; a key can straddle two of them,
+    # and neither half alone is long enough to match the key's shape.
+    head, tail = ANT_KEY[:16], ANT_KEY[16:]
+    data = jsonl(
+        user("u1", "2026-03-14T12:00:00Z", "Which gateway key does staging use?"),
+        assistant("a1", "2026-03-14T12:00:01Z", [text(f"Staging uses {head}")], msg_id="m1"),
+        assistant("a2", "2026-03-14T12:00:02Z", [text(tail)], msg_id="m1"),
+    )
+    doc = read(Path("s.jsonl"), "s.jsonl", data)
+    assert tail[:12] not in doc.text and head not in doc.text
+    assert "Staging uses [redacted:anthropic-key]" in doc.text
+
+
 def test_an_impossible_timestamp_costs_the_date_not_the_file() -> None:
     good = [
         user("u1", "2026-03-14T12:00:00Z", "A first question that is dated"),

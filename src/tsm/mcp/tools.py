@@ -23,6 +23,7 @@ from ..embed import Embedder, embed_queries, get_embedder
 from ..errors import UserError
 from ..search.query import TYPES
 from .excerpt import DEFAULT_MAX_CHARS, by_lines, section_lines, split_lines
+from .outbound import Outbound
 
 if TYPE_CHECKING:
     import numpy as np
@@ -55,6 +56,8 @@ class Tools:
     def __init__(self, settings: Settings, *, workers: int = 1) -> None:
         self.settings = settings
         self.workers = workers
+        # What the tools return lands in a model's context: cleaned (outbound.py).
+        self.outbound = Outbound(secrets=bool(settings.get("mcp.redact")))
         self.model = SharedModel(settings.embedder)
         self._clients: list[Client] = []
         self._clients_lock = threading.Lock()
@@ -87,7 +90,7 @@ class Tools:
         from ..render.json_format import search_to_dict
 
         request = from_tool_arguments(query, **arguments)
-        result = self._run(lambda: self.client.search(request))
+        result = self.outbound.value(self._run(lambda: self.client.search(request)))
         return Reply(search_to_dict(result), search_text(result))
 
     def get(
@@ -109,8 +112,10 @@ class Tools:
         if section is not None and (start_line is not None or end_line is not None):
             raise UserError("give either section or start_line/end_line, not both")
         ref = str(doc_id) if doc_id is not None else str(path)
-        doc = self._run(lambda: self.client.get(ref)).as_json()
-        text: str = doc.pop("text")
+        raw = self._run(lambda: self.client.get(ref)).as_json()
+        # Cleaned whole before a range is cut (a range can cut a key short), keeping its lines.
+        text: str = self.outbound.text(raw.pop("text"), keep_lines=True)
+        doc = self.outbound.value(raw)
         if section is None:
             excerpt = by_lines(text, start_line, end_line, max_chars)
         else:
@@ -145,7 +150,9 @@ class Tools:
             raise UserError(f"unknown type {type_!r}", "use " + ", ".join(TYPES))
         if limit < 1 or offset < 0:
             raise UserError("limit must be >= 1 and offset >= 0")
-        docs = [d.as_json() for d in self._run(lambda: self.client.list_documents(type_))]
+        docs = self.outbound.value(
+            [d.as_json() for d in self._run(lambda: self.client.list_documents(type_))]
+        )
         if path_prefix:
             prefix = path_prefix.removeprefix("./").rstrip("/")
             docs = [d for d in docs if d["path"] == prefix or d["path"].startswith(prefix + "/")]
@@ -164,7 +171,7 @@ class Tools:
 
         if limit < 1:
             raise UserError("limit must be >= 1")
-        tags = [t.as_json() for t in self._run(lambda: self.client.tags())]
+        tags = self.outbound.value([t.as_json() for t in self._run(lambda: self.client.tags())])
         data = {"tags": tags[:limit], "total": len(tags), "returned": min(limit, len(tags))}
         return Reply(data, f"{len(tags)} tags\n" + table(tags[:limit], ("name", "count")))
 
@@ -173,7 +180,7 @@ class Tools:
         from ..render.human_format import mapping
 
         status, remote = self._run(lambda: (self.client.status(), self.client.remote))
-        data = status.as_json()
+        data = self.outbound.value(status.as_json())
         data["server"] = {
             "pid": os.getpid(),
             "transport": self.transport,

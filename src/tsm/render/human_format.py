@@ -2,9 +2,11 @@
 
 Everything printed for a human goes through `visible` (whole texts) or `one_line` (fields):
 a note's title, path or body can hold terminal escapes (ESC/CSI, OSC 0/8/52 that retitle
-the window, forge links or write the clipboard, BEL, backspace, CR, C1 controls, bidi
-overrides), which are shown as `\\x1b`-style escapes instead of being obeyed. JSON output
-keeps the exact text (json_format escapes these characters the JSON way).
+the window, forge links or write the clipboard, BEL, backspace, CR, C1 controls) and format
+characters no reader sees (bidi overrides, zero-width spaces and joiners, soft hyphen, BOM,
+TAG characters that spell hidden words), which are shown as `\\x1b`-style escapes instead of
+being obeyed or hidden. JSON output keeps the exact text (json_format escapes these characters
+the JSON way).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..models import Hit, SearchResult
+from ..text.redaction import FORMAT_PATTERN
 from .terminal import Terminal, fit, pad, width
 
 
@@ -24,17 +27,19 @@ class Styled(str):
     __slots__ = ()
 
 
-# Bidirectional marks, embeddings, overrides and isolates ("Trojan Source", CVE-2021-42574).
-BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-# C0 controls but tab and newline, DEL, C1 controls, bidi controls.
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")
+# C0 controls but tab and newline, DEL, C1 controls, and every format character: the bidi
+# controls among them ("Trojan Source", CVE-2021-42574), zero-width and TAG characters (a
+# joiner between two emoji draws one picture and stays).
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f]|{FORMAT_PATTERN}")
 # In a one-line field, tab, newline and the Unicode line separators too (no forged lines).
-_UNSAFE_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}\u2028\u2029]")
+_UNSAFE_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029]|{FORMAT_PATTERN}")
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: str) -> str:

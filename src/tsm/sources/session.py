@@ -232,7 +232,7 @@ class _Parser:
                 # Assistant replies are written one content block per line; a repeated
                 # block (re-written on retry) must not repeat in the answer.
                 if len(answer) >= MIN_CHARS:
-                    turns[-1].add_answer(redact(answer))
+                    turns[-1].add_answer(answer)
         elif kind == "attachment":
             # A prompt typed while Claude was busy is stored only as a queued command.
             queued = entry.get("attachment")
@@ -409,7 +409,8 @@ def _pick_title(
 
 
 def _section(turn: Turn) -> Section:
-    answer = "\n\n".join(turn.answer)
+    # Redacted whole, not block by block: a key can be split across two blocks of one answer.
+    answer = redact("\n\n".join(turn.answer))
     text = f"Q: {turn.question}" + (f"\n\nA: {answer}" if answer else "")
     return Section(
         heading=f"Q: {_first_line(turn.question)}", text=text, line=turn.line, date=turn.date
