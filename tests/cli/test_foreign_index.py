@@ -101,3 +101,23 @@ def test_a_trigger_tsm_did_not_make_never_runs(
     finally:
         conn.close()
     assert "planted" not in names
+
+
+@pytest.mark.parametrize("case", ["a file where its folder goes", "a file that holds no key"])
+def test_a_key_that_cannot_be_kept_is_one_clear_line(
+    vault: Path, tsm: Any, tmp_path: Path, case: str
+) -> None:
+    """Was 'cannot open the index at …: Not a directory' (about the wrong file) or an
+    'unexpected error: ValueError'."""
+    state = tmp_path / "state"
+    if case == "a file where its folder goes":
+        state.write_text("", encoding="utf-8")
+    else:
+        (state / "tsm").mkdir(parents=True)
+        (state / "tsm" / "index-key").write_text("zz" * 32, encoding="utf-8")
+    result = tsm("index", "--no-embed", "-f", "json", env={"XDG_STATE_HOME": str(state)})
+    assert result.code == 2, result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
+    error = result.error()
+    assert error["kind"] == "system_error", error
+    assert f"cannot keep tsm's index key at {state / 'tsm' / 'index-key'}" in error["error"]

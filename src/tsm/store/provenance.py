@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .. import locate, statedir
+from ..errors import StorageFailure
 from . import migrations
 
 KEY_FILE = "index-key"
@@ -42,11 +43,22 @@ def key_file(environ: Mapping[str, str]) -> Path:
 
 def user_key(environ: Mapping[str, str] | None = None) -> bytes:
     """The user's sealing key, made on first use: 32 random bytes in a 0600 file of a 0700
-    folder. A new key is linked into place, so two processes making one at once agree."""
+    folder. A new key is linked into place, so two processes making one at once agree.
+    StorageFailure naming the file when it cannot be read or made."""
     path = key_file(os.environ if environ is None else environ)
-    existing = statedir.read_state_file(path, cap=1024)
-    if existing is not None and len(existing.strip()) == 2 * _KEY_BYTES:
-        return bytes.fromhex(existing.strip().decode("ascii"))
+    try:
+        return _key(path)
+    except OSError as exc:
+        raise StorageFailure(
+            f"cannot keep tsm's index key at {path}: {exc.strerror or exc}",
+            "make that folder writable, or set XDG_STATE_HOME to a folder of your own",
+        ) from None
+
+
+def _key(path: Path) -> bytes:
+    existing = _parsed(statedir.read_state_file(path, cap=1024))
+    if existing is not None:
+        return existing
     path.parent.mkdir(mode=statedir.PRIVATE_DIR, parents=True, exist_ok=True)
     statedir.private_dir(path.parent)
     temporary = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
@@ -57,10 +69,18 @@ def user_key(environ: Mapping[str, str] | None = None) -> bytes:
         pass
     finally:
         temporary.unlink(missing_ok=True)
-    made = statedir.read_state_file(path, cap=1024)
-    if made is None or len(made.strip()) != 2 * _KEY_BYTES:
-        raise OSError(f"{path} holds no key tsm wrote")
-    return bytes.fromhex(made.strip().decode("ascii"))
+    made = _parsed(statedir.read_state_file(path, cap=1024))
+    if made is None:
+        raise OSError("it holds no key tsm wrote (remove it: every index is then rebuilt)")
+    return made
+
+
+def _parsed(data: bytes | None) -> bytes | None:
+    try:
+        key = bytes.fromhex(data.strip().decode("ascii")) if data is not None else None
+    except ValueError:  # not hex, or not ASCII
+        return None
+    return key if key is not None and len(key) == _KEY_BYTES else None
 
 
 def seal(conn: sqlite3.Connection, key: bytes) -> None:
