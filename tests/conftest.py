@@ -32,8 +32,9 @@ from sample_vault import copy_tracked, fingerprint  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """One cache dir for the whole run, never the developer's ~/.cache: the converted
-    embedding graph and the bilingual lexicon are built once per run, not once per test.
+    """One cache dir for the whole run, never the developer's ~/.cache (nor its
+    ~/.local/state): the converted embedding graph and the bilingual lexicon are built
+    once per run, not once per test.
     Parallel workers (pytest-xdist) inherit the controller's, which removes it at the end."""
     import tempfile
 
@@ -45,6 +46,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # an xdist worker: XDG_CACHE_HOME came from the controller's environment
     config._tsm_cache = tempfile.mkdtemp(prefix="tsm-test-cache-")  # type: ignore[attr-defined]
     os.environ["XDG_CACHE_HOME"] = config._tsm_cache  # type: ignore[attr-defined]
+    # One "user on this machine" for the run: the key that seals the indexes tsm makes
+    # (store/provenance.py), so an index copied from the sample template is still ours.
+    os.environ["XDG_STATE_HOME"] = os.path.join(config._tsm_cache, "state")  # type: ignore[attr-defined]
     pg.begin_run()  # the workers start the server there when a test needs it
     config._tsm_pg = True  # type: ignore[attr-defined]
 

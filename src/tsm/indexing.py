@@ -30,7 +30,7 @@ from .config import Settings
 from .embed import Embedder, embed_document_batches, passage_text
 from .errors import EmbedderUnavailable, UserError
 from .models import Document
-from .sources import SkipFile, discover, load_bytes, reader_for
+from .sources import SkipFile, discover, load_bytes, reader_for, walk
 from .sources.files import Reach, display, storable
 from .store import documents, failures, vectors
 from .store.chunks import chunk_document_pairs
@@ -94,7 +94,12 @@ def index_paths(
     report.warnings += rules.warnings
     reach = Reach.of(root, [d.path for d in settings.content_dirs], rules)
     targets, scopes = _targets(settings, conn, list(paths), reach, report)
-    files = [f for target in targets for f in discover(root, target, rules)]
+
+    def unwalkable(folder: Path, reason: str) -> None:
+        rel = PurePosixPath(folder.relative_to(root)).as_posix()
+        report.skipped.append({"path": display(rel), "reason": reason})
+
+    files = [f for target in targets for f in discover(root, target, rules, unwalkable)]
     stored = documents.stored_files(conn)
     seen: set[str] = set()
     for done, path in enumerate(files, start=1):
@@ -114,7 +119,7 @@ def index_paths(
     for rel, old in documents.stored_files(conn).items():  # fresh: renames already moved
         if rel.startswith(("~/", "/")):  # transcripts outside the root: ingested explicitly
             continue
-        if rel not in seen and any(_within(rel, s) for s in scopes) and not (root / rel).exists():
+        if rel not in seen and any(_within(rel, s) for s in scopes) and not _exists(root / rel):
             report.removed += _locked(
                 conn, [rel], partial(_remove_vanished, conn, root, rel, old.id)
             )
@@ -129,6 +134,19 @@ def index_paths(
             _store_noise_level(settings, conn, embedder)
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` is there. One that cannot be looked at (too long, a folder on its way
+    unreadable: the walk reported it as skipped) counts as there, so its indexed version is
+    kept rather than removed or the run failed."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _locked(conn: Connection, paths: Sequence[str] | None, work: Callable[[], T]) -> T:
@@ -158,7 +176,7 @@ class _FileChanged(Exception):
 def _remove_vanished(conn: Connection, root: Path, rel: str, doc_id: int) -> int:
     """Remove document `doc_id` at `rel` if its file is still missing (another writer may
     have seen it come back); 1 if this call removed it."""
-    if (root / rel).exists():
+    if _exists(root / rel):
         return 0
     return int(documents.delete_document(conn, doc_id))
 
@@ -171,17 +189,27 @@ def _session_files(settings: Settings, report: IndexReport) -> list[tuple[Path, 
     comes with its folder resolved, from which it is opened (session.stream)."""
     files: list[tuple[Path, Path]] = []
     root = settings.index_root
+
+    def skip(path: Path, reason: str) -> None:
+        shown = path.relative_to(root) if path.is_relative_to(root) else path
+        report.skipped.append({"path": display(shown.as_posix()), "reason": reason})
+
     for folder in settings.session_dirs:
         if not folder.is_dir():
             continue
         inside = Path(os.path.realpath(folder))
-        for path in sorted(folder.rglob("*.jsonl")):
+        found = [
+            here / name
+            for here, _, names in walk(folder, skip)
+            for name in names
+            if name.endswith(".jsonl")
+        ]
+        for path in sorted(found):
             if "subagents" in path.parts or path.name.startswith("agent-"):
                 continue  # subagent transcripts are all sidechain: nothing to ingest
             refused = _refused_link(path, inside)
             if refused:
-                shown = path.relative_to(root) if path.is_relative_to(root) else path
-                report.skipped.append({"path": display(shown.as_posix()), "reason": refused})
+                skip(path, refused)
                 continue
             files.append((path, inside))
     return files

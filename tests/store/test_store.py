@@ -505,17 +505,20 @@ def test_incremental_vector_index_matches_a_fresh_load(
             assert patched.nearest(query, 5) == fresh.nearest(query, 5)
 
 
-def test_a_db_from_elsewhere_cannot_run_functions_from_its_schema(tmp_path: Path) -> None:
+def test_a_db_with_a_view_tsm_did_not_make_is_never_read(tmp_path: Path) -> None:
     """A cloned repository may ship its own .tsm/tsm.db: a view or trigger in it must not
-    call functions with side effects when tsm reads it (PRAGMA trusted_schema=OFF)."""
+    run when tsm reads or writes it. open_db refuses the file before any statement of ours
+    touches it; a writer sets it aside and starts a new index."""
     db = tmp_path / "tsm.db"
     open_db(db, create=True).close()
     planted = sqlite3.connect(db)
-    planted.create_function("leak", 1, lambda value: value)  # stands in for any side effect
-    planted.execute("CREATE VIEW planted AS SELECT leak(1) AS x")
+    planted.execute("CREATE VIEW planted AS SELECT 1 AS x")
     planted.commit()
     planted.close()
-    conn = open_db(db)
-    conn.create_function("leak", 1, lambda value: value)
-    with pytest.raises(sqlite3.OperationalError, match="unsafe use of leak"):
-        conn.execute("SELECT x FROM planted").fetchall()
+    with pytest.raises(UserError, match="view tsm did not make .'planted'"):
+        open_db(db)
+    conn = open_db(db, create=True)
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "planted" not in names and "documents" in names
+    assert [p.name for p in tmp_path.glob("tsm.db.foreign-*")]  # kept, for the user to see

@@ -65,7 +65,8 @@ def run_import(args: argparse.Namespace) -> int:
         args,
         asdict(report),
         f"imported {report.documents} documents, {report.chunks} chunks and "
-        f"{report.vectors} vectors into {report.target}{replaced}",
+        f"{report.vectors} vectors into {report.target}{replaced}"
+        + "".join(f"\nskipped {s['path']}: {s['reason']}" for s in report.skipped),
     )
     return 0
 

@@ -35,7 +35,7 @@ import json
 import os
 import zlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -87,6 +87,8 @@ class ImportReport:
     keyword_rows: int
     source_store: str  # the store the file was exported from
     schema_version: int  # the file's
+    # documents not loaded, each {"path", "reason"}: over the size indexing reads
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
 
 def store_name(conn: Connection) -> str:
@@ -242,10 +244,12 @@ def import_index(settings: Settings, file: Path, *, replace: bool = False) -> Im
 
 def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) -> ImportReport:
     from ..text.tokenizer import compiled_user_dict, get_tokenizer
-    from . import reindex
+    from . import imported, reindex
 
     tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
-    counts = {"meta": 0, "documents": 0, "chunks": 0, "vectors": 0}
+    counts = {"meta": 0, "documents": 0, "chunks": 0, "vectors": 0}  # as the file holds them
+    loaded = {"documents": 0, "chunks": 0}  # as stored: within indexing's bounds
+    skipped: list[dict[str, str]] = []
     keyword_rows = 0
     keywords: list[tuple[int, str, str, str, str]] = []
     replaced = 0
@@ -283,6 +287,13 @@ def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) 
                 if doc.path in paths:
                     raise reader.error(f"document {doc.path!r} appears twice")
                 paths.add(doc.path)
+                counts["documents"] += 1
+                counts["chunks"] += len(doc.chunks)
+                try:
+                    doc = imported.bounded(settings, doc)
+                except imported.TooLarge as exc:
+                    skipped.append({"path": doc.path, "reason": str(exc)})
+                    continue
                 chunk_ids = portable.write_document(conn, doc)
                 source = KeywordSource(
                     doc.title,
@@ -299,8 +310,8 @@ def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) 
                 if len(keywords) >= KEYWORD_BATCH:  # one statement for many documents
                     portable.write_keywords(conn, keywords)
                     keywords.clear()
-                counts["documents"] += 1
-                counts["chunks"] += len(doc.chunks)
+                loaded["documents"] += 1
+                loaded["chunks"] += len(doc.chunks)
             elif kind == "vector":
                 model, embed_hash, vector = _vector(record, reader)
                 batch = pending.setdefault(model, [])
@@ -330,13 +341,14 @@ def _load(settings: Settings, conn: Connection, reader: _Reader, replace: bool) 
         store=store_name(conn),
         target=settings.store_key,
         replaced_documents=replaced,
-        documents=counts["documents"],
-        chunks=counts["chunks"],
+        documents=loaded["documents"],
+        chunks=loaded["chunks"],
         vectors=counts["vectors"],
         meta=counts["meta"],
         keyword_rows=keyword_rows,
         source_store=str(reader.header.get("store")),
         schema_version=int(reader.header["schema_version"]),
+        skipped=skipped,
     )
 
 

@@ -168,6 +168,37 @@ _MAX_SOURCE_BYTES = 4_000_000
 _HEADING = r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$"
 
 
+def _read_note(root: str, stored: str) -> bytes | None:
+    """The note at `stored` under `root`, read as indexing reads it: from the root down, no
+    link followed on the way (a folder swapped for a link out of the root made the listing
+    read the file of that name outside), the regular file itself (a FIFO or
+    /proc/self/fd/0 made it wait for ever), capped. None when it cannot be read so."""
+    import os
+    from pathlib import Path
+
+    from ..statedir import (
+        LinkOnTheWay,
+        Outside,
+        SpecialFile,
+        TooLarge,
+        note_file,
+        read_beneath,
+        read_written_beneath,
+    )
+
+    if note_file(root, stored) is None:
+        return None
+    real_root = Path(os.path.realpath(root))
+    path = real_root / stored
+    try:
+        try:
+            return read_written_beneath([real_root], path, _MAX_SOURCE_BYTES)
+        except LinkOnTheWay:  # a link inside the root: its real path must stay inside too
+            return read_beneath([real_root], path, _MAX_SOURCE_BYTES)
+    except (OSError, Outside, SpecialFile, TooLarge):
+        return None
+
+
 def source_line(root: str | None, hit: Hit) -> int | None:
     """The line of the note where the hit's snippet starts (1-based), found by reading the
     file: under the hit's section heading, the first line holding the snippet's first words.
@@ -175,18 +206,8 @@ def source_line(root: str | None, hit: Hit) -> int | None:
     src = hit.source
     if root is None or src.type not in ("markdown", "text"):
         return None
-    from pathlib import Path
-
-    from ..statedir import SpecialFile, TooLarge, note_file, read_regular
-
-    path = note_file(root, src.path)
-    if path is None:
-        return None
-    try:
-        # The regular file itself, capped: a note swapped for a link to a FIFO or to
-        # /proc/self/fd/0 (the terminal) after it was indexed made the listing wait for ever.
-        data = read_regular(Path(path), _MAX_SOURCE_BYTES)
-    except (OSError, SpecialFile, TooLarge):
+    data = _read_note(root, src.path)
+    if data is None:
         return None
     lines = data.decode("utf-8", errors="replace").splitlines()
     start, heading_line = 0, None

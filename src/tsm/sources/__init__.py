@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,28 +52,55 @@ def reader_for(path: Path) -> Reader | None:
     return READERS.get(path.suffix.lower())
 
 
-def discover(root: Path, start: Path, rules: IgnoreRules) -> Iterator[Path]:
+Unwalkable = Callable[[Path, str], None]
+"""Told of each folder the walk could not take: its path and why."""
+
+
+def discover(
+    root: Path, start: Path, rules: IgnoreRules, unwalkable: Unwalkable | None = None
+) -> Iterator[Path]:
     """Yield indexable files under `start` (a dir or file inside `root`), honouring ignore rules.
 
-    Unreadable directories are skipped silently (os.walk's default), symlinked directories are
-    not followed so a link loop cannot hang indexing nor lead out of the root; a symlinked
-    file is yielded and checked by the caller (sources/files.py).
+    A folder that cannot be listed (unreadable, gone since its parent was listed, a path
+    past PATH_MAX) is passed to `unwalkable` with its reason, never silently dropped;
+    symlinked directories are not followed so a link loop cannot hang indexing nor lead out
+    of the root; a symlinked file is yielded and checked by the caller (sources/files.py).
     """
     if not start.is_dir():  # a file, or a FIFO or device the caller reports as skipped
         if reader_for(start):
             yield start
         return
-    for dirpath, dirnames, filenames in os.walk(start):
-        here = Path(dirpath)
+    for here, dirnames, filenames in walk(start, unwalkable):
         rel_dir = here.relative_to(root).as_posix() if here != root else ""
-        dirnames[:] = sorted(
+        dirnames[:] = [
             d for d in dirnames if not rules.ignored(f"{rel_dir}/{d}".lstrip("/"), is_dir=True)
-        )
-        for name in sorted(filenames):
+        ]
+        for name in filenames:
             rel = f"{rel_dir}/{name}".lstrip("/")
             path = here / name
             if reader_for(path) and not rules.ignored(rel):
                 yield path
+
+
+def walk(
+    start: Path, unwalkable: Unwalkable | None = None
+) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """os.walk in name order, links to folders not followed, with each folder it could
+    not list reported to `unwalkable` (os.walk drops them without a word)."""
+
+    def report(exc: OSError) -> None:
+        if unwalkable is not None:
+            unwalkable(Path(exc.filename or start), unwalkable_reason(exc))
+
+    for dirpath, dirnames, filenames in os.walk(start, onerror=report):
+        dirnames.sort()
+        yield Path(dirpath), dirnames, sorted(filenames)
+
+
+def unwalkable_reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "folder gone while indexing (moved or deleted)"
+    return f"folder unreadable: {exc.strerror or exc}"
 
 
 def load_bytes(path: Path, limit: int = MAX_FILE_BYTES, reach: Reach | None = None) -> bytes:

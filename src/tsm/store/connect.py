@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import fcntl
+import logging
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .. import statedir
 from ..errors import IndexCorrupt, StorageFailure, UserError
-from . import failures, migrations
+from . import failures, migrations, provenance
 
 if TYPE_CHECKING:
     from ..config import Settings
     from .postgres import PgConnection
+
+_log = logging.getLogger(__name__)
 
 Connection: TypeAlias = "sqlite3.Connection | PgConnection"
 """What every store function takes: an SQLite file, or a PostgreSQL server (store/postgres.py)."""
@@ -46,8 +51,12 @@ def open_store(settings: Settings, *, create: bool = False) -> Connection:
     return conn
 
 
-def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
-    """Open (and migrate) the index. `create=False` refuses to make a new, empty index."""
+def open_db(path: Path, *, create: bool = False, _set_aside: bool = False) -> sqlite3.Connection:
+    """Open (and migrate) the index. `create=False` refuses to make a new, empty index.
+
+    An index tsm did not make for this user (provenance.py) is never read: without
+    `create` it is a user error; with it the file is set aside and a new one is made, for
+    the caller (`tsm index`) to fill from the files."""
     statedir.check_db_files(path)  # SQLite itself would follow a symlinked DB
     if not path.exists():
         if not create:
@@ -64,16 +73,59 @@ def open_db(path: Path, *, create: bool = False) -> sqlite3.Connection:
         # A DB tsm did not write (a cloned repo's .tsm) must not run SQL functions from
         # its own views or triggers; tsm's schema uses none.
         conn.execute("PRAGMA trusted_schema=OFF")
+        key = provenance.user_key()
+        problem = None if provenance.is_new(conn) else provenance.why_foreign(conn, key)
+        if problem is not None:
+            conn.close()
+            return _not_ours(path, problem, create=create, set_aside_before=_set_aside)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
-        migrations.apply(conn)
+        migrations.apply(
+            conn, on_create=lambda c: provenance.seal(cast(sqlite3.Connection, c), key)
+        )
         return conn
     except sqlite3.Error as exc:
         raise failures.sqlite_error(exc, path, opening=True) from None
     except OSError as exc:
         raise IndexCorrupt(f"cannot open the index at {path}: {exc}") from None
+
+
+def _not_ours(
+    path: Path, problem: str, *, create: bool, set_aside_before: bool
+) -> sqlite3.Connection:
+    """A cloned repository's `.tsm/tsm.db` (or another user's): its rows could show text
+    that is in no file and its triggers run in our writes, so none of it is read. Vectors
+    are not kept either: checking one means computing it again."""
+    message = f"the index at {path} was not made by tsm for you on this machine: {problem}"
+    if not create or set_aside_before:
+        raise UserError(
+            message + "; nothing in it is used",
+            "run `tsm index`: it sets the file aside and builds the index from your files",
+        )
+    aside = set_aside(path)
+    _log.warning("%s; set aside as %s, building a new one from the files", message, aside)
+    return open_db(path, create=True, _set_aside=True)
+
+
+def set_aside(path: Path) -> Path:
+    """Rename the DB and its WAL/SHM to `<db>.foreign-<time>` (kept for the user to look
+    at), under a lock on the state dir so two processes do not both move files."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside = path.with_name(f"{path.name}.foreign-{stamp}-{os.getpid()}")
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        if not path.exists():
+            return aside  # another process moved it first
+        for suffix in ("-wal", "-shm", "-journal", ""):  # the DB last: never a DB without its WAL
+            companion = Path(f"{path}{suffix}")
+            if os.path.lexists(companion):
+                os.rename(companion, Path(f"{aside}{suffix}"))
+    finally:
+        os.close(folder)  # releases the lock
+    return aside
 
 
 def refuse_empty(path: Path) -> None:

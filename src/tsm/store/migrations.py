@@ -411,7 +411,7 @@ def schema_version(conn: Connection) -> int:
 _PG_MIGRATION_LOCK = 0x74736D
 
 
-def apply(conn: Connection) -> int:
+def apply(conn: Connection, on_create: Migration | None = None) -> int:
     """Bring the schema up to date; returns the resulting version.
 
     On PostgreSQL the lock is taken before the migrations' transactions begin (a session
@@ -430,15 +430,17 @@ def apply(conn: Connection) -> int:
             "upgrade tsm, or move the index aside and run `tsm index` to build one",
         )
     if not _postgres(conn) or version >= len(MIGRATIONS):
-        return _apply(conn, version)
+        return _apply(conn, version, on_create)
     conn.execute("SELECT pg_advisory_lock(?)", (_PG_MIGRATION_LOCK,))
     try:
-        return _apply(conn, schema_version(conn))
+        return _apply(conn, schema_version(conn), on_create)
     finally:
         conn.execute("SELECT pg_advisory_unlock(?)", (_PG_MIGRATION_LOCK,))
 
 
-def _apply(conn: Connection, version: int) -> int:
+def _apply(conn: Connection, version: int, on_create: Migration | None = None) -> int:
+    """`on_create` runs in the first migration's transaction: whoever sees the new schema
+    sees what it writes (the SQLite index's seal, store/provenance.py)."""
     for number, step in enumerate(MIGRATIONS, start=1):
         if number <= version:
             continue
@@ -450,6 +452,8 @@ def _apply(conn: Connection, version: int) -> int:
                 conn.execute("ROLLBACK")
                 continue
             step(conn)
+            if number == 1 and on_create is not None:
+                on_create(conn)
             conn.execute(
                 "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, ?)",
                 (number, step.__name__, time.time()),
