@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -279,3 +280,30 @@ def test_each_root_keeps_one_workspace_id(tmp_path: Path, pg_url: str) -> None:
     report = alice.ok("index")  # the same workspace after a move: nothing written again
     assert (report["unchanged"], report["indexed"], report["removed"]) == (1, 0, 0)
     assert (moved / ".tsm" / "workspace-id").read_text() == first
+
+
+def test_a_team_mcp_server_will_not_serve_its_members_private_transcripts(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """`tsm mcp --http` reads as the member who runs it, for clients who are other people."""
+    alice = person(tmp_path, "alice", pg_url)
+    alice.ok("ingest-session", str(alice.transcript()))
+    with socket.socket() as probe:  # a free port, should it serve
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tsm", "mcp", "--http", "--port", str(port), "--no-warmup"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=alice.root,
+        env=alice.env(),
+    )
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("tsm mcp --http served Alice's private transcript")
+    assert proc.returncode == 1, err
+    assert "1 unshared transcripts of member 'alice'" in err

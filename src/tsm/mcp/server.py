@@ -343,6 +343,18 @@ def run_stdio(settings: Settings, *, warm_up: bool = True) -> int:
     return 0
 
 
+def _refuse_private_transcripts(settings: Settings) -> None:
+    """Its clients are other people: see store/scope.refuse_serving_private."""
+    from ..store import scope
+    from ..store.connect import open_store
+
+    conn = open_store(settings)
+    try:
+        scope.refuse_serving_private(conn, "tsm mcp --http")
+    finally:
+        conn.close()
+
+
 def run_http(
     settings: Settings,
     *,
@@ -360,6 +372,8 @@ def run_http(
 
     token = os.environ.get(TOKEN_ENV) or None
     check_bind(host, token)
+    if settings.store_url:
+        _refuse_private_transcripts(settings)
     setup_logging(settings)
     tools = Tools(settings, workers=HTTP_WORKERS)
     tools.transport = "streamable-http"

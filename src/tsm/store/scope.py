@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import statedir
-from ..errors import ConfigError
+from ..errors import ConfigError, UserError
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -195,3 +195,21 @@ def claim(conn: Any, scope: Scope) -> None:
 
 def _shown(scope: Scope) -> str:
     return repr(scope.workspace) if scope.named else f"(id {scope.workspace[:8]}…)"
+
+
+def refuse_serving_private(conn: Any, what: str) -> None:
+    """A server for other people (`tsm mcp --http`) reads as the member who runs it, so it
+    would show every client that member's unshared transcripts: refuse while there are any."""
+    scope = scope_of(conn)
+    if scope is None:
+        return
+    (count,) = conn.execute(
+        "SELECT count(*) FROM documents WHERE type = 'session' AND NOT shared AND owner = ?",
+        (scope.member,),
+    ).fetchone()
+    if count:
+        raise UserError(
+            f"{what} would show every client the {count} unshared transcripts of member "
+            f"{scope.member!r} in the team store",
+            "run it as a member of its own (TSM_STORE_MEMBER=team-server, say), in its own root",
+        )
