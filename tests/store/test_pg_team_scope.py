@@ -307,3 +307,24 @@ def test_a_team_mcp_server_will_not_serve_its_members_private_transcripts(
         pytest.fail("tsm mcp --http served Alice's private transcript")
     assert proc.returncode == 1, err
     assert "1 unshared transcripts of member 'alice'" in err
+
+
+def test_export_and_import_replace_keep_to_their_workspace(tmp_path: Path, pg_url: str) -> None:
+    """Bob's export holds neither Alice's notes nor her transcript, and his
+    `import --replace` replaces his own documents, not the team's."""
+    alice, bob = person(tmp_path, "alice", pg_url), person(tmp_path, "bob", pg_url)
+    note(alice.root, "notes/alice-only.md", "Alice plans the quarterly budget.")
+    note(bob.root, "notes/bob-only.md", "Bob drives the release train.")
+    alice.ok("index")
+    alice.ok("ingest-session", str(alice.transcript()))
+    bob.ok("index")
+    exported = bob.ok("export", str(tmp_path / "bob.tsm.gz"))
+    assert exported["documents"] == 1
+    imported = bob.ok("import", str(tmp_path / "bob.tsm.gz"), "--replace")
+    assert imported["documents"] == 1
+    assert stored_paths(pg_url) == [
+        "notes/alice-only.md",
+        "notes/bob-only.md",
+        "~/.claude/projects/-work/alice-session.jsonl",
+    ]
+    assert bob.found("budget") == ["notes/alice-only.md"]
