@@ -328,3 +328,14 @@ def test_export_and_import_replace_keep_to_their_workspace(tmp_path: Path, pg_ur
         "~/.claude/projects/-work/alice-session.jsonl",
     ]
     assert bob.found("budget") == ["notes/alice-only.md"]
+
+
+def test_a_member_who_only_reads_writes_nothing_into_the_root(tmp_path: Path, pg_url: str) -> None:
+    """The workspace id is made by a root's first write, not by a search or a status."""
+    alice, carol = person(tmp_path, "alice", pg_url), person(tmp_path, "carol", pg_url)
+    note(alice.root, "notes/alice-only.md", "Alice plans the quarterly budget.")
+    alice.ok("index")
+    assert carol.found("budget") == ["notes/alice-only.md"]
+    carol.ok("status")
+    assert not (carol.root / ".tsm" / "workspace-id").exists()
+    assert (alice.root / ".tsm" / "workspace-id").is_file()

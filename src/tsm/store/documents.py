@@ -162,7 +162,7 @@ def write_document(
     fts_tags: str,
 ) -> int:
     """Insert or replace one document with all its chunks. Call inside a transaction."""
-    team = scope.scope_of(conn)
+    team = scope.writing(conn)
     if team is not None:  # one round trip: the keys cascade to chunks and their keyword rows
         conn.execute(  # this workspace's row, and a row from before workspaces (adopted)
             "DELETE FROM documents WHERE path = ? AND workspace IN (?, ?)",

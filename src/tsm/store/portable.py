@@ -248,7 +248,7 @@ def write_document(conn: Connection, doc: PortableDocument) -> list[int]:
     (write_keywords)."""
     values = [getattr(doc, c) for c in DOCUMENT_COLUMNS]
     columns = list(DOCUMENT_COLUMNS)
-    team = scope.scope_of(conn)
+    team = scope.writing(conn)
     if team is not None:  # the importer's, as if its own index run had written them
         columns += ["workspace", "owner", "shared"]
         values += [team.workspace, team.member, team.share and doc.type == "session"]

@@ -16,7 +16,7 @@ import getpass
 import os
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,10 +37,11 @@ class Scope:
     """A connection's place in a team store: its workspace, member, and whether the
     member's transcripts are shared."""
 
-    workspace: str
+    workspace: str | None  # None: this root has no id yet (made by its first write)
     member: str
     share: bool
     named: bool  # the workspace is a name from store.workspace, not a generated id
+    state_dir: Path
 
 
 def scope_of(conn: Any) -> Scope | None:
@@ -50,17 +51,19 @@ def scope_of(conn: Any) -> Scope | None:
 
 def for_settings(settings: Settings) -> Scope:
     """The scope `settings` give: store.member (else the login name), store.workspace (else
-    the id kept in the state dir, made on first use), sessions.share."""
+    the id kept in the state dir, None until the root's first write makes it: a command
+    that only reads writes nothing into the root), sessions.share."""
     name = str(settings.get("store.workspace")).strip()
     if name:
         _check_name(name, "store.workspace")
     member = str(settings.get("store.member")).strip() or _login_name()
     _check_name(member, "store.member")
     return Scope(
-        workspace=name or workspace_id(settings.state_dir),
+        workspace=name or _read_id(settings.state_dir / WORKSPACE_FILE),
         member=member,
         share=bool(settings.get("sessions.share")),
         named=bool(name),
+        state_dir=settings.state_dir,
     )
 
 
@@ -140,6 +143,8 @@ def own(conn: Any, alias: str = "") -> tuple[str, list[object]]:
     scope = scope_of(conn)
     if scope is None:
         return "1 = 1", []
+    if scope.workspace is None:
+        return "1 = 0", []  # this root has written nothing yet
     prefix = f"{alias}." if alias else ""
     return f"{prefix}workspace = ?", [scope.workspace]
 
@@ -150,7 +155,7 @@ def written_here(conn: Any) -> tuple[str, list[object]]:
     scope = scope_of(conn)
     if scope is None:
         return "1 = 1", []
-    return "(workspace IN (?, ?))", [scope.workspace, LEGACY]
+    return "(workspace IN (?, ?))", [scope.workspace or LEGACY, LEGACY]
 
 
 def own_first(conn: Any, alias: str = "") -> tuple[str, list[object]]:
@@ -160,18 +165,33 @@ def own_first(conn: Any, alias: str = "") -> tuple[str, list[object]]:
     if scope is None:
         return "", []
     prefix = f"{alias}." if alias else ""
-    return f" ORDER BY ({prefix}workspace = ?) DESC, {prefix}id", [scope.workspace]
+    return f" ORDER BY ({prefix}workspace = ?) DESC, {prefix}id", [scope.workspace or LEGACY]
 
 
 class WorkspaceTaken(ConfigError):
     """The root's workspace id belongs to another member of the team store."""
 
 
+def writing(conn: Any) -> Scope | None:
+    """The scope a write records, its workspace made first if this is the root's first write
+    (the id file, then the claim); None on SQLite."""
+    scope = scope_of(conn)
+    if scope is None or scope.workspace is not None:
+        return scope
+    scope = replace(scope, workspace=workspace_id(scope.state_dir))
+    claim(conn, scope)
+    conn.scope = scope
+    return scope
+
+
 def claim(conn: Any, scope: Scope) -> None:
     """Record the workspace as this member's (a generated id belongs to the member who first
     wrote with it; a name is the team's), refuse an id that another member holds (a cloned
     repository's `.tsm/workspace-id`, say), and bring the member's transcripts in this
-    workspace to their sessions.share setting (turning it off hides those shared before)."""
+    workspace to their sessions.share setting (turning it off hides those shared before).
+    Nothing to do for a root with no id yet."""
+    if scope.workspace is None:
+        return
     conn.execute(
         "INSERT INTO workspaces(id, member, named) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
         (scope.workspace, scope.member, scope.named),
@@ -194,7 +214,7 @@ def claim(conn: Any, scope: Scope) -> None:
 
 
 def _shown(scope: Scope) -> str:
-    return repr(scope.workspace) if scope.named else f"(id {scope.workspace[:8]}…)"
+    return repr(scope.workspace) if scope.named else f"(id {str(scope.workspace)[:8]}…)"
 
 
 def refuse_serving_private(conn: Any, what: str) -> None:
