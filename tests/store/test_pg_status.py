@@ -49,7 +49,8 @@ def with_password(url: str, password: str) -> str:
 
 
 def moved_to(tsm: Any, url: str, tmp_path: Path) -> dict[str, str]:
-    """The sample index (the test's SQLite one) exported and imported into `url`."""
+    """The sample index (the test's SQLite one) exported and imported into `url`. The
+    import writes the root's team workspace id into its state dir: the test's own copy."""
     file = tmp_path / "sample.tsm.gz"
     assert tsm("export", str(file)).code == 0
     env = {"TSM_STORE_URL": url}
@@ -65,7 +66,7 @@ def database_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_status_names_the_store_on_both(
-    on_sqlite: None, indexed_read_only: Path, tsm: Any, pg_url: str, tmp_path: Path
+    on_sqlite: None, indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
 ) -> None:
     local = tsm("status", "-f", "json")
     assert local.code == 0, local.err
@@ -73,7 +74,7 @@ def test_status_names_the_store_on_both(
     assert OLD_STATUS_KEYS <= set(status)
     assert status["store"] == "sqlite" and status["store_url"] is None
     assert status["server_version"] is None and status["pgvector_version"] is None
-    assert status["db_path"] == str(indexed_read_only / ".tsm" / "tsm.db")
+    assert status["db_path"] == str(indexed / ".tsm" / "tsm.db")
     text = " ".join(tsm("status", "-f", "human").out.split())  # the key column is padded
     assert "store: sqlite" in text and "server version" not in text  # no empty server lines
 
@@ -103,7 +104,7 @@ def test_status_names_the_store_on_both(
 
 
 def test_doctor_checks_the_server_and_finds_damage(
-    on_sqlite: None, indexed_read_only: Path, tsm: Any, pg_url: str, tmp_path: Path
+    on_sqlite: None, indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
 ) -> None:
     env = moved_to(tsm, pg_url, tmp_path)
     result = tsm("doctor", "-f", "json", env=env)

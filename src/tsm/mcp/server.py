@@ -346,6 +346,18 @@ def run_stdio(settings: Settings, *, warm_up: bool = True) -> int:
     return 0
 
 
+def _refuse_private_transcripts(settings: Settings) -> None:
+    """Its clients are other people: see store/scope.refuse_serving_private."""
+    from ..store import scope
+    from ..store.connect import open_store
+
+    conn = open_store(settings)
+    try:
+        scope.refuse_serving_private(conn, "tsm mcp --http")
+    finally:
+        conn.close()
+
+
 def run_http(
     settings: Settings,
     *,
@@ -365,6 +377,8 @@ def run_http(
     from .http_limits import Limits, SessionCap, protocol_class
     from .http_token import bearer_token
 
+    if settings.store_url:
+        _refuse_private_transcripts(settings)
     setup_logging(settings)
     token = bearer_token(settings.state_dir)
     if token.replaced:

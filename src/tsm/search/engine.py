@@ -17,7 +17,7 @@ from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
 from ..store import chunks, filters, vectors
 from ..store.connect import Connection
-from ..store.filters import count_documents, filter_sql
+from ..store.filters import count_documents, search_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
@@ -103,7 +103,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     warnings: list[str] = []
     tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
     terms = tokenizer.query_terms(query.text)
-    where, params = filter_sql(query.filters)
+    where, params = search_sql(ctx.conn, query.filters)
     k = settings.get("search.rrf_k")
     depth = max(settings.get("search.candidates"), 3 * query.top_k)
     mode = query.mode
@@ -112,7 +112,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
 
     if not query.text.strip():
         recent = _recent(ctx.conn, where, params, query.top_k, k)
-        total = count_documents(ctx.conn, query.filters)  # every document the dates let in
+        total = count_documents(ctx.conn, where, params)  # every document the dates let in
         return _finish(
             ctx, query, recent, (True, False), terms, warnings, started, total, None, "hybrid"
         )
@@ -332,7 +332,7 @@ def _vector_signal(
     import numpy as np
 
     allowed = None
-    if query.filters.active:
+    if where != filters.EVERYTHING:
         allowed = np.fromiter(filters.chunk_ids(ctx.conn, where, params), dtype=np.int64)
     missing = index.missing
     if missing > 0:

@@ -138,7 +138,7 @@ def select_fresh(
         if len(chosen) >= top_k:
             break
         path, doc_type, size, mtime = item.doc.path, item.doc.type, item.doc.size, item.doc.mtime
-        if root is not None and doc_type != "session":
+        if root is not None and doc_type != "session" and item.doc.local:
             file = note_file(root, path)
             if file is None:  # a damaged or planted index: nothing outside the root is read
                 warnings.append(

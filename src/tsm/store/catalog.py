@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentNotFound
-from . import chunks, migrations, vectors
+from . import chunks, migrations, scope, vectors
 from .connect import Connection, is_postgres
 from .names import stored_aliases
 
@@ -167,10 +167,11 @@ def list_documents(conn: Connection, type_: str | None = None) -> list[DocumentS
     sql = """SELECT d.id, d.title, d.type, d.path, d.category, d.status, d.doc_date,
                     d.indexed_at, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id)
              FROM documents d"""
-    params: tuple[str, ...] = ()
+    visible, params = scope.visible(conn)
+    sql += f" WHERE {visible}"
     if type_:
-        sql += " WHERE d.type = ?"
-        params = (type_,)
+        sql += " AND d.type = ?"
+        params.append(type_)
     rows = conn.execute(sql + " ORDER BY d.path", params).fetchall()
     tags = _tags_by_document(conn)
     out = []
@@ -195,7 +196,12 @@ def list_documents(conn: Connection, type_: str | None = None) -> list[DocumentS
 
 def tag_counts(conn: Connection) -> list[TagCount]:
     """Every tag with its number of documents, most used first, then by name."""
-    rows = conn.execute("SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY COUNT(*) DESC, tag")
+    visible, params = scope.visible(conn)
+    rows = conn.execute(
+        f"""SELECT t.tag, COUNT(*) FROM tags t JOIN documents d ON d.id = t.document_id
+            WHERE {visible} GROUP BY t.tag ORDER BY COUNT(*) DESC, t.tag""",
+        params,
+    )
     return [TagCount(tag, count) for tag, count in rows]
 
 
@@ -203,8 +209,13 @@ def find_document(conn: Connection, ref: str, *, index_root: Path, cwd: Path) ->
     """A document by id, by path relative to the index root, or by a path from `cwd`;
     DocumentNotFound (with the closest paths as a hint) otherwise."""
     row = None
+    visible, visible_params = scope.visible(conn, "documents")
+    first, first_params = scope.own_first(conn)
     if is_document_id(ref):
-        row = conn.execute(f"SELECT {_COLUMNS} FROM documents WHERE id = ?", (int(ref),)).fetchone()
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM documents WHERE id = ? AND {visible}",
+            (int(ref), *visible_params),
+        ).fetchone()
     if row is None:
         # lstrip("./") drops every leading "." and "/", not only one "./" (as before issue 15)
         candidates = [ref.lstrip("./") if ref.startswith("./") else ref]
@@ -216,12 +227,18 @@ def find_document(conn: Connection, ref: str, *, index_root: Path, cwd: Path) ->
             if not _bindable(candidate):  # an undecodable name is never stored
                 continue
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM documents WHERE path = ?", (candidate,)
+                f"SELECT {_COLUMNS} FROM documents WHERE path = ? AND {visible}{first} LIMIT 1",
+                (candidate, *visible_params, *first_params),
             ).fetchone()
             if row:
                 break
     if row is None:
-        known = [path for (path,) in conn.execute("SELECT path FROM documents")]
+        known = [
+            path
+            for (path,) in conn.execute(
+                f"SELECT path FROM documents WHERE {visible}", visible_params
+            )
+        ]
         close = difflib.get_close_matches(ref.removeprefix("./"), known, n=3, cutoff=0.6)
         hint = ("did you mean: " + ", ".join(close)) if close else "see `tsm list`"
         raise DocumentNotFound(f"no indexed document {ref!r}", hint)

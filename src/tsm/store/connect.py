@@ -38,11 +38,13 @@ def open_store(settings: Settings, *, create: bool = False) -> Connection:
     url = settings.store_url
     if not url:
         return open_db(settings.db_path, create=create)
-    from . import postgres
+    from . import postgres, scope
 
     conn = postgres.connect(url)
     try:
         migrations.apply(conn)
+        conn.scope = scope.for_settings(settings)
+        scope.claim(conn, conn.scope)
     except BaseException as exc:
         conn.close()
         if isinstance(exc, Exception) and postgres.is_server_error(exc):

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import Chunk, Document
-from . import keywords
+from . import keywords, scope
 from .connect import Connection, is_postgres
 from .names import document_names, link_key, stored_aliases
 
@@ -85,14 +85,23 @@ def exclude_writers(conn: Connection) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(?, ?)", WRITERS_LOCK)
 
 
+# Every look-up below that decides what to write or remove sees only the connection's own
+# workspace (store/scope.py): in a team store an index run never touches another root's rows.
+
+
 def stored_files(conn: Connection) -> dict[str, StoredFile]:
-    rows = conn.execute("SELECT id, path, size, mtime, content_hash FROM documents")
+    mine, params = scope.own(conn)
+    rows = conn.execute(
+        f"SELECT id, path, size, mtime, content_hash FROM documents WHERE {mine}", params
+    )
     return {r[1]: StoredFile(*r) for r in rows}
 
 
 def stored_file(conn: Connection, path: str) -> StoredFile | None:
+    mine, params = scope.own(conn)
     row = conn.execute(
-        "SELECT id, path, size, mtime, content_hash FROM documents WHERE path = ?", (path,)
+        f"SELECT id, path, size, mtime, content_hash FROM documents WHERE path = ? AND {mine}",
+        (path, *params),
     ).fetchone()
     return StoredFile(*row) if row else None
 
@@ -100,7 +109,10 @@ def stored_file(conn: Connection, path: str) -> StoredFile | None:
 def session_paths(conn: Connection) -> list[str]:
     """The stored paths of every session transcript, sorted (indexing.session_key wrote
     them: relative to the index root, `~/…` or absolute)."""
-    rows = conn.execute("SELECT path FROM documents WHERE type = 'session' ORDER BY path")
+    mine, params = scope.own(conn)
+    rows = conn.execute(
+        f"SELECT path FROM documents WHERE type = 'session' AND {mine} ORDER BY path", params
+    )
     return [path for (path,) in rows]
 
 
@@ -108,10 +120,11 @@ def stored_and_twins(
     conn: Connection, path: str, content_hash: str
 ) -> tuple[StoredFile | None, list[StoredFile]]:
     """In one query: what is stored at `path`, and the other documents with these bytes."""
+    mine, params = scope.own(conn)
     rows = conn.execute(
-        """SELECT id, path, size, mtime, content_hash FROM documents
-           WHERE path = ? OR content_hash = ?""",
-        (path, content_hash),
+        f"""SELECT id, path, size, mtime, content_hash FROM documents
+           WHERE (path = ? OR content_hash = ?) AND {mine}""",
+        (path, content_hash, *params),
     )
     found = [StoredFile(*r) for r in rows]
     current = next((f for f in found if f.path == path), None)
@@ -128,9 +141,11 @@ def lock_twin(conn: Connection, path: str) -> bool:
 
 
 def find_by_hash(conn: Connection, content_hash: str) -> list[StoredFile]:
+    mine, params = scope.own(conn)
     rows = conn.execute(
-        "SELECT id, path, size, mtime, content_hash FROM documents WHERE content_hash = ?",
-        (content_hash,),
+        "SELECT id, path, size, mtime, content_hash FROM documents "
+        f"WHERE content_hash = ? AND {mine}",
+        (content_hash, *params),
     )
     return [StoredFile(*r) for r in rows]
 
@@ -147,16 +162,27 @@ def write_document(
     fts_tags: str,
 ) -> int:
     """Insert or replace one document with all its chunks. Call inside a transaction."""
-    if is_postgres(conn):  # one round trip: the keys cascade to chunks and their keyword rows
+    team = scope.writing(conn)
+    if team is not None:  # one round trip: the keys cascade to chunks and their keyword rows
+        conn.execute(  # this workspace's row, and a row from before workspaces (adopted)
+            "DELETE FROM documents WHERE path = ? AND workspace IN (?, ?)",
+            (doc.path, team.workspace, scope.LEGACY),
+        )
+    elif is_postgres(conn):
         conn.execute("DELETE FROM documents WHERE path = ?", (doc.path,))
     else:
         old = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
         if old:
             delete_document(conn, old[0])
+    columns, marks = "", ""
+    scoped: tuple[object, ...] = ()
+    if team is not None:
+        columns, marks = ", workspace, owner, shared", ", ?, ?, ?"
+        scoped = (team.workspace, team.member, team.share and doc.type == "session")
     cur = conn.execute(
-        """INSERT INTO documents(path, type, title, content_hash, size, mtime, category, status,
-               created, updated, doc_date, date_source, aliases, text, indexed_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+        f"""INSERT INTO documents(path, type, title, content_hash, size, mtime, category, status,
+               created, updated, doc_date, date_source, aliases, text, indexed_at{columns})
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{marks}) RETURNING id""",
         (
             doc.path,
             doc.type,
@@ -173,6 +199,7 @@ def write_document(
             json.dumps(list(doc.aliases), ensure_ascii=False),
             doc.text,
             time.time(),
+            *scoped,
         ),
     )
     doc_id = int(cur.fetchone()[0])
@@ -326,15 +353,23 @@ def replace_keyword_rows(
 
 
 def has_any(conn: Connection) -> bool:
-    """Whether anything is indexed at all."""
-    return conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
+    """Whether anything is indexed at all (in a team store: by this workspace)."""
+    mine, params = scope.own(conn)
+    return (
+        conn.execute(f"SELECT 1 FROM documents WHERE {mine} LIMIT 1", params).fetchone() is not None
+    )
 
 
 def has_under(conn: Connection, rel: str, *, itself: bool = False) -> bool:
-    """Whether a document is stored under the folder `rel` (or at `rel` itself, `itself`)."""
+    """Whether a document is stored under the folder `rel` (or at `rel` itself, `itself`),
+    by this workspace in a team store."""
+    mine, params = scope.own(conn)
     like = rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
-    sql = "SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' LIMIT 1"
+    sql = f"SELECT 1 FROM documents WHERE path LIKE ? ESCAPE '\\' AND {mine} LIMIT 1"
     if itself:
-        sql = "SELECT 1 FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' LIMIT 1"
-        return conn.execute(sql, (rel, like)).fetchone() is not None
-    return conn.execute(sql, (like,)).fetchone() is not None
+        sql = (
+            "SELECT 1 FROM documents WHERE (path = ? OR path LIKE ? ESCAPE '\\') "
+            f"AND {mine} LIMIT 1"
+        )
+        return conn.execute(sql, (rel, like, *params)).fetchone() is not None
+    return conn.execute(sql, (like, *params)).fetchone() is not None

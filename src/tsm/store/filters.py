@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
+from . import scope
 from .connect import Connection
 
 
@@ -68,9 +69,20 @@ def filter_sql(filters: FilterSpec) -> tuple[str, list[object]]:
     return " AND ".join(clauses), params
 
 
-def count_documents(conn: Connection, filters: FilterSpec) -> int:
-    """Documents with at least one chunk the filters let through."""
+def search_sql(conn: Connection, filters: FilterSpec) -> tuple[str, list[object]]:
+    """filter_sql, and in a team store that holds transcripts this member may not see, the
+    clause that leaves them out (store/scope.py): a search ranks, counts and shows only what
+    its reader may see. Without such a transcript it stays EVERYTHING when filter_sql is, so
+    an unfiltered search keeps its fast path."""
     where, params = filter_sql(filters)
+    if not scope.hides_any(conn):
+        return where, params
+    visible, visible_params = scope.visible(conn)
+    return f"{where} AND {visible}", [*params, *visible_params]
+
+
+def count_documents(conn: Connection, where: str, params: Sequence[object]) -> int:
+    """Documents with at least one chunk a filter clause (search_sql) lets through."""
     return int(
         conn.execute(
             "SELECT COUNT(DISTINCT d.id) FROM documents d JOIN chunks c ON c.document_id = d.id "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from . import scope
 from .connect import Connection
 
 # Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
@@ -32,6 +33,9 @@ class ResultDocument(NamedTuple):
     size: int
     mtime: float
     aliases: str  # a JSON list
+    # Written from this index root: its file is at `path` here (in a team store, another
+    # root's note is not, and is never compared with the file of that name here).
+    local: bool = True
 
 
 class ResultChunk(NamedTuple):
@@ -44,19 +48,23 @@ class ResultChunk(NamedTuple):
     text: str
 
 
-_DOCUMENT_COLUMNS = ", ".join(ResultDocument._fields)
+_DOCUMENT_COLUMNS = ", ".join(f for f in ResultDocument._fields if f != "local")
 
 
 def documents_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultDocument]:
-    """The row of each of these documents that still exists, by id (a document deleted since
-    it was found has none)."""
+    """The row of each of these documents that still exists and its reader may see, by id (a
+    document deleted since it was found has none; nor has another member's transcript in a
+    team store, whatever ranking found it: store/scope.py)."""
     docs: dict[int, ResultDocument] = {}
+    visible, visible_params = scope.visible(conn, "documents")
+    local, local_params = scope.written_here(conn)
     for start in range(0, len(ids), _BATCH):
         part = ids[start : start + _BATCH]
         marks = ",".join("?" * len(part))
         for row in conn.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})",
-            part,
+            f"SELECT {_DOCUMENT_COLUMNS}, {local} FROM documents "
+            f"WHERE id IN ({marks}) AND {visible}",
+            (*local_params, *part, *visible_params),
         ):
             docs[row[0]] = ResultDocument._make(row)
     return docs

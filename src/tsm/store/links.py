@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from . import scope
 from .catalog import DocumentLink
 from .connect import Connection
 from .names import KIND_ORDER
@@ -35,9 +36,11 @@ class Backlink(NamedTuple):
 def document_at_path(conn: Connection, path: str) -> DocumentPath | None:
     """The document a relative Markdown link resolved to `path` names: the one at `path`, or
     at `path` with .md or .markdown added ([x](notes/x) may name notes/x.md)."""
+    visible, params = scope.visible(conn, "documents")
+    first, first_params = scope.own_first(conn)
     row = conn.execute(
-        "SELECT id, path FROM documents WHERE path IN (?, ?, ?) LIMIT 1",
-        (path, path + ".md", path + ".markdown"),
+        f"SELECT id, path FROM documents WHERE path IN (?, ?, ?) AND {visible}{first} LIMIT 1",
+        (path, path + ".md", path + ".markdown", *params, *first_params),
     ).fetchone()
     return DocumentPath(int(row[0]), str(row[1])) if row else None
 
@@ -46,11 +49,12 @@ def document_named(conn: Connection, name: str, file_name: str) -> DocumentPath 
     """The document a wikilink names: one whose path, file name, title or alias is `name` or
     `file_name` (both normalised, store/names.py), preferring the kinds in KIND_ORDER, then
     the lowest id."""
+    visible, params = scope.visible(conn)
     row = conn.execute(
         f"""SELECT d.id, d.path FROM names n JOIN documents d ON d.id = n.document_id
-            WHERE n.name IN (?, ?) ORDER BY CASE n.kind {_KIND_RANK} END, d.id
+            WHERE n.name IN (?, ?) AND {visible} ORDER BY CASE n.kind {_KIND_RANK} END, d.id
             LIMIT 1""",
-        (name, file_name),
+        (name, file_name, *params),
     ).fetchone()
     return DocumentPath(int(row[0]), str(row[1])) if row else None
 
@@ -70,14 +74,15 @@ def links_with_keys(conn: Connection, keys: Sequence[str]) -> list[Backlink]:
     holds it, in no set order: the candidates for backlinks to a document, to be resolved,
     since a key (a file name, a title) may name several documents."""
     marks = ",".join("?" * len(keys))
+    visible, params = scope.visible(conn)
     return list(
         map(
             Backlink._make,
             conn.execute(
                 f"""SELECT l.document_id, d.path, l.target, l.link_type FROM links l
                     JOIN documents d ON d.id = l.document_id
-                    WHERE l.target_key IN ({marks})""",
-                keys,
+                    WHERE l.target_key IN ({marks}) AND {visible}""",
+                (*keys, *params),
             ),
         )
     )

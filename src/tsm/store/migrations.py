@@ -361,6 +361,35 @@ def m005_postings_follow_keyword_rows(conn: Connection) -> None:
     )
 
 
+@migration
+def m006_team_scope(conn: Connection) -> None:
+    """On PostgreSQL, each document records the workspace (root) and the member that wrote it,
+    and whether a transcript is shared (store/scope.py): a path is unique within its
+    workspace, no longer across the team. Rows from before keep workspace '' (adopted by the
+    first run that writes their path) and no owner, so no member sees their transcripts
+    until their owner's next run writes them again. Nothing changes on SQLite."""
+    if not _postgres(conn):
+        return
+    run_script(
+        conn,
+        """
+        CREATE TABLE workspaces (
+            id TEXT COLLATE "C" PRIMARY KEY,
+            member TEXT COLLATE "C" NOT NULL,
+            named BOOLEAN NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        ALTER TABLE documents ADD COLUMN workspace TEXT COLLATE "C" NOT NULL DEFAULT '';
+        ALTER TABLE documents ADD COLUMN owner TEXT COLLATE "C" NOT NULL DEFAULT '';
+        ALTER TABLE documents ADD COLUMN shared BOOLEAN NOT NULL DEFAULT false;
+        ALTER TABLE documents DROP CONSTRAINT documents_path_key;
+        CREATE UNIQUE INDEX documents_workspace_path ON documents(workspace, path);
+        CREATE INDEX documents_path ON documents(path);
+        CREATE INDEX documents_private ON documents(owner) WHERE type = 'session' AND NOT shared
+        """,
+    )
+
+
 def _postgres(conn: Any) -> bool:
     return getattr(conn, "dialect", "sqlite") == "postgres"
 

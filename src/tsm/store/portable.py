@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import documents, keywords
+from . import documents, keywords, scope
 from .connect import Connection, is_postgres
 
 if TYPE_CHECKING:
@@ -112,8 +112,18 @@ def meta_rows(conn: Connection) -> list[tuple[str, str | None]]:
 
 def iter_documents(conn: Connection) -> Iterator[PortableDocument]:
     """Every document, by path, each read whole (one at a time: the texts of a large index
-    never sit in memory together)."""
-    ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY path").fetchall()]
+    never sit in memory together). From a team store: this workspace's documents (and those
+    from before workspaces), never another member's transcript (store/scope.py)."""
+    mine, mine_params = scope.own(conn)
+    visible, visible_params = scope.visible(conn, "documents")
+    legacy = " OR workspace = ?" if scope.scope_of(conn) else ""
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT id FROM documents WHERE ({mine}{legacy}) AND {visible} ORDER BY path",
+            (*mine_params, *([scope.LEGACY] if legacy else []), *visible_params),
+        ).fetchall()
+    ]
     columns = ", ".join(DOCUMENT_COLUMNS)
     for doc_id in ids:
         row = conn.execute(f"SELECT {columns} FROM documents WHERE id = ?", (doc_id,)).fetchone()
@@ -180,7 +190,10 @@ def _pg_vector_type(conn: Connection) -> str:
 
 
 def is_empty(conn: Connection) -> bool:
-    """No document and no vector."""
+    """No document and no vector; in a team store, no document of this workspace (the
+    vectors there are the team's)."""
+    if scope.scope_of(conn) is not None:
+        return not documents.has_any(conn)
     return (
         not documents.has_any(conn)
         and conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None
@@ -188,10 +201,13 @@ def is_empty(conn: Connection) -> bool:
 
 
 def counts(conn: Connection) -> tuple[int, int, int]:
-    """(documents, chunks, vectors)."""
+    """(documents, chunks, vectors); in a team store, documents and chunks of this workspace."""
+    mine, params = scope.own(conn)
     row = conn.execute(
-        "SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks), "
-        "(SELECT COUNT(*) FROM embeddings)"
+        f"SELECT (SELECT COUNT(*) FROM documents WHERE {mine}), "
+        "(SELECT COUNT(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
+        f"WHERE {scope.own(conn, 'd')[0]}), (SELECT COUNT(*) FROM embeddings)",
+        (*params, *params),
     ).fetchone()
     return int(row[0]), int(row[1]), int(row[2])
 
@@ -201,7 +217,14 @@ def counts(conn: Connection) -> tuple[int, int, int]:
 
 def clear(conn: Connection) -> int:
     """Remove every document (with its chunks, keyword rows, tags, links and names), every
-    vector and the index's meta rows; returns the number of documents removed."""
+    vector and the index's meta rows; returns the number of documents removed. In a team
+    store only this workspace's documents: the others' and the shared vectors stay (the
+    vectors no document uses any more are dropped by the next index run)."""
+    if scope.scope_of(conn) is not None:
+        ids = [stored.id for stored in documents.stored_files(conn).values()]
+        for doc_id in ids:
+            documents.delete_document(conn, doc_id)
+        return len(ids)
     ids = documents.document_ids(conn)
     for doc_id in ids:
         documents.delete_document(conn, doc_id)
@@ -224,9 +247,14 @@ def write_document(conn: Connection, doc: PortableDocument) -> list[int]:
     chunks' new ids in the order of `doc.chunks`. Its keyword rows are the caller's
     (write_keywords)."""
     values = [getattr(doc, c) for c in DOCUMENT_COLUMNS]
+    columns = list(DOCUMENT_COLUMNS)
+    team = scope.writing(conn)
+    if team is not None:  # the importer's, as if its own index run had written them
+        columns += ["workspace", "owner", "shared"]
+        values += [team.workspace, team.member, team.share and doc.type == "session"]
     (doc_id,) = conn.execute(
-        f"INSERT INTO documents({', '.join(DOCUMENT_COLUMNS)}) "
-        f"VALUES ({', '.join('?' * len(DOCUMENT_COLUMNS))}) RETURNING id",
+        f"INSERT INTO documents({', '.join(columns)}) "
+        f"VALUES ({', '.join('?' * len(columns))}) RETURNING id",
         values,
     ).fetchone()
     chunk_ids: list[int] = []

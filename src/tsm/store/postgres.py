@@ -23,6 +23,8 @@ from ..errors import ConfigError, StorageFailure
 if TYPE_CHECKING:
     import psycopg
 
+    from .scope import Scope
+
 SETTING = "store.url (or TSM_STORE_URL)"
 
 # `?` outside quoted text; our SQL never puts `?` or `%` inside its string literals, but a
@@ -79,6 +81,8 @@ class PgConnection:
         self.total_changes = 0  # rows written, like sqlite3.Connection.total_changes
         self._pipeline: psycopg.Pipeline | None = None
         self._sent: list[psycopg.Cursor[Any]] = []  # in the pipeline, not counted yet
+        # Its workspace and member in the team store (store/scope.py), set by open_store.
+        self.scope: Scope | None = None
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> PgCursor:
         if sql.lstrip().upper().startswith("BEGIN IMMEDIATE"):
