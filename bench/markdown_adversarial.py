@@ -61,6 +61,13 @@ SHAPES: dict[str, tuple[str, Callable[[int], str]]] = {
     "nested lists": ("list items 0..40 levels deep", _nested_list),
     "spaces": ("one line of spaces", _repeat(" ")),
     "heading lines": ("a heading per line", _repeat("# h\n")),
+    # HTML comments (sources/comments.py parses a body that holds `<!--`)
+    "comment openers": ("a <!-- repeated, never closed", _repeat("a <!--")),
+    "inline comments": ("a <!-- b --> repeated", _repeat("a <!-- b --> ")),
+    "comment lines": ("<!-- x --> per line", _repeat("<!-- x -->\n")),
+    "commented paragraphs": ("x <!-- c --> per paragraph", _repeat("x <!-- c -->\n\n")),
+    "brackets, a comment": ("one line of [ then <!-- c -->", lambda n: "[" * n + "<!-- c -->"),
+    "unclosed block": ("<!-- then lines of # h", lambda n: "<!--\n" + _repeat("# h\n")(n)),
 }
 
 

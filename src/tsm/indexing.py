@@ -31,6 +31,7 @@ from .embed import Embedder, embed_document_batches, passage_text
 from .errors import EmbedderUnavailable, UserError
 from .models import Document
 from .sources import SkipFile, discover, load_bytes, reader_for, walk
+from .sources.commit_dates import CommitDates
 from .sources.files import Reach, display, storable
 from .store import documents, failures, vectors
 from .store.chunks import chunk_document_pairs
@@ -102,11 +103,12 @@ def index_paths(
     files = [f for target in targets for f in discover(root, target, rules, unwalkable)]
     stored = documents.stored_files(conn)
     seen: set[str] = set()
-    for done, path in enumerate(files, start=1):
-        rel = PurePosixPath(path.relative_to(root)).as_posix()
+    rels = [PurePosixPath(path.relative_to(root)).as_posix() for path in files]
+    commits = CommitDates(root, rels)  # runs git only when a file needs a date
+    for done, (path, rel) in enumerate(zip(files, rels, strict=True), start=1):
         seen.add(rel)
         if storable(rel):
-            _index_file(settings, conn, path, rel, stored, report, reach=reach)
+            _index_file(settings, conn, path, rel, stored, report, reach, commits)
         else:  # stored, it would abort the run (SQLite and JSON need valid Unicode)
             report.skipped.append({"path": display(rel), "reason": UNDECODABLE_NAME})
         if progress:
@@ -509,6 +511,7 @@ def _index_file(
     stored: dict[str, documents.StoredFile],
     report: IndexReport,
     reach: Reach,
+    commits: CommitDates,
 ) -> None:
     """Index one file. A symlink is followed only to a file inside `reach` (a file reached
     by a walk has no linked folder above it: discover does not follow those).
@@ -517,7 +520,7 @@ def _index_file(
     old = stored.get(rel)
     for _ in range(READ_ATTEMPTS):
         try:
-            _index_file_once(settings, conn, path, rel, old, report, reach)
+            _index_file_once(settings, conn, path, rel, old, report, reach, commits)
             return
         except _FileChanged:
             old = documents.stored_file(conn, rel)
@@ -550,6 +553,7 @@ def _index_file_once(
     old: documents.StoredFile | None,
     report: IndexReport,
     reach: Reach,
+    commits: CommitDates,
 ) -> None:
     """_index_file's work; _FileChanged when the file changed between reading and storing."""
     reader = reader_for(path)
@@ -593,7 +597,7 @@ def _index_file_once(
     except Exception as exc:  # a reader bug must cost one file, never the whole run
         _cannot_read(conn, rel, old, exc, report)
         return
-    doc = _with_date(doc, stat.st_mtime)
+    doc = _with_date(doc, stat.st_mtime, lambda: commits.of(rel))
     if doc.malformed_lines:
         report.warnings.append(f"{rel}: skipped {doc.malformed_lines} malformed lines")
     rows = prepare(settings, doc)  # tokenized before the transaction: its locks stay short
@@ -713,8 +717,12 @@ def category_of(settings: Settings, rel: str) -> str:
     return parts[0] if len(parts) > 1 else "note"
 
 
-def _with_date(doc: Document, mtime: float) -> Document:
-    """Document date: frontmatter (set by the reader), else a date in the path, else mtime."""
+def _with_date(
+    doc: Document, mtime: float, committed: Callable[[], float | None] = lambda: None
+) -> Document:
+    """Document date: frontmatter (set by the reader), else a date in the path, else when
+    the file was last committed in its git work tree (a clone's mtime is the clone's
+    time), else mtime."""
     if doc.date:
         return doc
     for match in _FILENAME_DATE.finditer(doc.path):
@@ -724,6 +732,10 @@ def _with_date(doc: Document, mtime: float) -> Document:
             continue
         if 1970 <= date.year <= 2100:
             return replace(doc, date=date.isoformat(), date_source="filename")
+    commit = committed()
+    if commit is not None:
+        stamp = dt.datetime.fromtimestamp(commit).date().isoformat()
+        return replace(doc, date=stamp, date_source="git:commit")
     stamp = dt.datetime.fromtimestamp(mtime).date().isoformat()
     return replace(doc, date=stamp, date_source="mtime")
 

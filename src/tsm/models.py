@@ -42,7 +42,8 @@ class Document:
     created: str | None = None
     updated: str | None = None
     date: str | None = None  # the date used by filters and recency
-    date_source: str | None = None  # frontmatter:updated | frontmatter:date | filename | mtime …
+    # frontmatter:updated | frontmatter:date | filename | git:commit | mtime …
+    date_source: str | None = None
     malformed_lines: int = 0  # lines a reader had to skip (session transcripts)
 
 

@@ -103,3 +103,21 @@ class IgnoreRules:
 def _nonblocking(path: str, flags: int) -> int:
     """Open without blocking on a FIFO planted under the name (then refused as not regular)."""
     return os.open(path, flags | os.O_NONBLOCK)
+
+
+def typed_path(text: str, cwd: str | os.PathLike[str], root: str | os.PathLike[str]) -> str:
+    """A path the user typed, as a path relative to the index root (POSIX, "" for the root
+    itself). It is read from the working directory, as every other tool reads a path; when
+    that does not lead into the root (the user is outside it), from the root. An absolute
+    path is taken as is. ValueError when it leads outside the root either way."""
+    real_root = os.path.realpath(root)
+    if os.path.isabs(text):
+        bases: tuple[str, ...] = ("",)
+        text = os.path.realpath(text)  # the root was resolved: so is what names it
+    else:
+        bases = (os.path.realpath(cwd), real_root)
+    for base in bases:
+        relative = os.path.relpath(os.path.normpath(os.path.join(base, text)), real_root)
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return "" if relative == os.curdir else Path(relative).as_posix()
+    raise ValueError(f"{text!r} is outside the index root {real_root}")

@@ -7,6 +7,11 @@ from typing import Any
 
 from .runtime import emit, knowledge
 
+DOC_HELP = (
+    "document id, or path: read from the current folder (from the index root when that "
+    "does not lead into it), or as tsm prints it (from the index root)"
+)
+
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("list", parents=[parent], help="list indexed documents")
@@ -15,10 +20,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("tags", parents=[parent], help="tags with their document counts")
     p.set_defaults(handler=run_tags)
     p = sub.add_parser("info", parents=[parent], help="metadata of one document")
-    p.add_argument("doc", metavar="DOC", help="document path or id")
+    p.add_argument("doc", metavar="DOC", help=DOC_HELP)
     p.set_defaults(handler=run_info)
     p = sub.add_parser("get", parents=[parent], help="the whole text of one document")
-    p.add_argument("doc", metavar="DOC", help="document path or id")
+    p.add_argument("doc", metavar="DOC", help=DOC_HELP)
     p.set_defaults(handler=run_get)
 
 

@@ -27,8 +27,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    request = from_arguments(args, os.environ)
     settings = load_settings()
+    request = from_arguments(args, os.environ, os.getcwd(), settings.index_root)
     result = knowledge(settings, searching=True).search(request)
     from ..render.output import search_output
     from ..render.terminal import Terminal

@@ -223,7 +223,8 @@ def add_search_command(sub: Any, parent: argparse.ArgumentParser) -> argparse.Ar
         action="append",
         default=[],
         metavar="PREFIX",
-        help="only paths under this relative prefix (repeatable, OR)",
+        help="only documents under this folder (or this file), read from the current folder "
+        "(from the index root when that does not lead into it) (repeatable, OR)",
     )
     p.add_argument(
         "--tag",
@@ -249,8 +250,11 @@ def add_search_command(sub: Any, parent: argparse.ArgumentParser) -> argparse.Ar
     return p
 
 
-def from_arguments(args: argparse.Namespace, environ: Mapping[str, str]) -> SearchRequest:
-    """The request of a parsed `tsm search` command line."""
+def from_arguments(
+    args: argparse.Namespace, environ: Mapping[str, str], cwd: str, root: str | os.PathLike[str]
+) -> SearchRequest:
+    """The request of a parsed `tsm search` command line typed in `cwd`: its --path folders
+    become prefixes from the index root (workspace.typed_path), as the request carries them."""
     if args.query is not None and args.query_pos:
         raise UserError("give the query either as an argument or with -q, not both")
     return SearchRequest(
@@ -262,13 +266,31 @@ def from_arguments(args: argparse.Namespace, environ: Mapping[str, str]) -> Sear
         before=args.before,
         recent=args.recent,
         year=args.year,
-        paths=tuple(args.path),
+        paths=_prefixes(args.path, cwd, root),
         tags=tuple(args.tag),
         types=tuple(args.type),
         categories=tuple(args.category),
         include_content=args.include_content,
         now=clock(environ),
     )
+
+
+def _prefixes(typed: Sequence[str], cwd: str, root: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Each --path from the index root; the root itself (`--path .` there) filters nothing."""
+    from ..workspace import typed_path
+
+    prefixes = []
+    for text in typed:
+        if not text.strip():
+            raise UserError("--path is empty", "example: --path notes/")
+        try:
+            prefix = typed_path(text.strip(), cwd, root)
+        except ValueError as exc:
+            raise UserError(f"--path {exc}", "paths are read from the current folder") from None
+        if not prefix:
+            return ()  # the whole index: with OR, no other prefix narrows it
+        prefixes.append(prefix)
+    return tuple(prefixes)
 
 
 def search_parser() -> ArgumentParser:

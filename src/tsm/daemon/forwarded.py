@@ -32,10 +32,11 @@ def answer(
     environ: Mapping[str, str],
     tty: bool,
     search: Callable[[search_request.SearchRequest], SearchResult],
-    root: str | None = None,
+    root: str,
+    cwd: str,
 ) -> dict[str, Any] | None:
     """{"stdout", "stderr", "exit"}; None when the full CLI should run it instead (not a
-    search, or --help/--version)."""
+    search, or --help/--version). `cwd` is the client's: its --path folders are read there."""
     if not argv or argv[0] != "search":
         return None
     fmt = "json" if search_request.wants_json(argv) else ("human" if tty else "json")
@@ -43,7 +44,7 @@ def answer(
         args = _parse(argv)
         fmt = search_request.output_format(args, tty)
         search_request.refuse_undecodable(args)
-        result = search(search_request.from_arguments(args, environ))
+        result = search(search_request.from_arguments(args, environ, cwd, root))
     except TsmError as error:
         return {"stdout": "", "stderr": error_text(error, fmt) + "\n", "exit": error.exit_code}
     except SystemExit:  # --help or --version slipped through: let the full CLI print them

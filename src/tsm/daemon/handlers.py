@@ -309,7 +309,8 @@ class Handlers:
             return None  # the full CLI reports the config error itself
         if not self.same_settings(settings_fingerprint(settings)):
             return None
-        return answer(argv, environ, bool(args.get("tty")), self._search, str(settings.index_root))
+        tty = bool(args.get("tty"))
+        return answer(argv, environ, tty, self._search, str(settings.index_root), cwd)
 
     def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
         from ..indexing import index_paths

@@ -61,13 +61,7 @@ def search_text(result: SearchResult, terminal: Terminal | None = None) -> str:
     as links with the line the hit starts at (`path:LINE`); without one, plain text (MCP)."""
     f = one_line
     t = terminal or Terminal()
-    # The header of skill-interface.md. total_matches counts what matched (CONTRACT.md): a
-    # hybrid search may show more results than that, nearest neighbours below the floor.
-    matches = f"{result.total_matches} match{'' if result.total_matches == 1 else 'es'}"
-    lines = [
-        f'Search: "{t.paint(f(result.query), "heading")}" ({matches}, '
-        f"showing top {result.returned})"
-    ]
+    lines = [f'Search: "{t.paint(f(result.query), "heading")}" ({_counts(result)})']
     if result.filters:
         shown = {k: v for k, v in result.filters.items() if k != "query_text"}
         if shown:
@@ -104,6 +98,18 @@ def search_text(result: SearchResult, terminal: Terminal | None = None) -> str:
         lines.append(t.paint(f"warning: {f(warning)}", "warning"))
     text = "\n".join(lines)
     return Styled(text) if terminal is not None else text
+
+
+def _counts(result: SearchResult) -> str:
+    """The header's counts, as skill-interface.md writes them ("47 matches, showing top
+    10"). total_matches counts what matched (CONTRACT.md); a hybrid search also shows notes
+    the vectors found near the query that match nothing, and then says so."""
+    total, shown = result.total_matches, result.returned
+    if shown <= total:
+        return f"{total} match{'' if total == 1 else 'es'}, showing top {shown}"
+    if total == 0:
+        return f"no matches; showing the {shown} nearest in meaning"
+    return f"{total} match{'' if total == 1 else 'es'}; showing {shown} with the nearest in meaning"
 
 
 # Words too common to be worth a highlight.

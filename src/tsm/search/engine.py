@@ -25,7 +25,7 @@ from .chunkmap import ChunkDocuments, chunk_documents
 from .coverage import TermCoverage
 from .entities import entity_documents
 from .fts import fts_hits, match_expression
-from .query import Query
+from .query import Filters, Query
 from .relevance import (
     distinct_names,
     generic_similarity,
@@ -79,8 +79,41 @@ class VectorSide:
 
 
 def search(ctx: SearchContext, query: Query) -> SearchResult:
-    """Run a query. A date taken from the query text is a guess ("2019年の…" may be a topic,
-    not when the note was written): when it leaves nothing, search again without it."""
+    """Run a query; when nothing is found, say which filter lets no document through."""
+    result = _search_any_date(ctx, query)
+    if result.results or not query.filters.active:
+        return result
+    notes = _empty_filters(ctx, query.filters)
+    return replace(result, warnings=(*result.warnings, *notes)) if notes else result
+
+
+def _empty_filters(ctx: SearchContext, given: Filters) -> list[str]:
+    """A line for each --path, --tag, --type or --category that alone lets no indexed
+    document through; a path with the folder it was read as, since a user may have meant
+    it from another one."""
+    notes = []
+    for prefix in given.paths:
+        if not count_documents(ctx.conn, *search_sql(ctx.conn, Filters(paths=(prefix,)))):
+            notes.append(
+                f"no results under {prefix}: no indexed document is in "
+                f"{ctx.settings.index_root / prefix} (a --path is read from the current "
+                "folder, or from the index root when that does not lead into it)"
+            )
+    for tag in given.tags:
+        if not count_documents(ctx.conn, *search_sql(ctx.conn, Filters(tags=(tag,)))):
+            notes.append(f"no indexed document has the tag {tag!r}")
+    for kind in given.types:
+        if not count_documents(ctx.conn, *search_sql(ctx.conn, Filters(types=(kind,)))):
+            notes.append(f"no indexed document is of type {kind!r}")
+    for category in given.categories:
+        if not count_documents(ctx.conn, *search_sql(ctx.conn, Filters(categories=(category,)))):
+            notes.append(f"no indexed document is in the category {category!r}")
+    return notes
+
+
+def _search_any_date(ctx: SearchContext, query: Query) -> SearchResult:
+    """A date taken from the query text is a guess ("2019年の…" may be a topic, not when
+    the note was written): when it leaves nothing, search again without it."""
     result = _search(ctx, query)
     expression = query.filters.date_expression
     if result.results or not expression or not query.text.strip():

@@ -90,7 +90,7 @@ def rank_candidates(
     scored = []
     for cand in candidates:
         doc = docs.get(cand.doc_id)
-        if doc is None:
+        if doc is None or not found(cand):
             continue
         recency, status, weight = multipliers(settings, now, doc)
         signals = [
@@ -105,6 +105,16 @@ def rank_candidates(
         )
     scored.sort(key=lambda s: (-s.score, s.cand.doc_id))
     return scored
+
+
+def found(cand: Candidate) -> bool:
+    """Whether a signal found the document. The vector side lists the nearest chunks
+    whatever they are; one no nearer to the query than the query's mean chunk (the floor of
+    fuse.score_scaled_rrf) earns a vector term of 0, and with no other signal it is no result,
+    only a neighbour."""
+    if any(s is not None for s in (cand.fts, cand.entity, cand.bridge, cand.paraphrase)):
+        return True
+    return fused_score(cand) > 0.0
 
 
 def fused_score(cand: Candidate) -> float:

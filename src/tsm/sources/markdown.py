@@ -1,5 +1,6 @@
 """Markdown notes: YAML frontmatter, inline #tags, heading tree → sections, wikilinks and
-relative links. Code fences are skipped for headings, tags and links.
+relative links. Code fences are skipped for headings, tags and links; HTML comments
+(sources/comments.py) give no title, heading, section text or link.
 
 Inline #tags come from prose only, as markdown-it-py's CommonMark tokens tell it: never
 from fenced or indented code, inline code, raw HTML (blocks, and inline tags with their
@@ -25,6 +26,7 @@ from urllib.parse import unquote
 
 from ..models import Document, Link, Section
 from .base import MAX_ALIASES, MAX_NAME_CHARS, MAX_TAG_CHARS, MAX_TAGS, cut, decode_text
+from .comments import without_comments
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -66,7 +68,7 @@ _BACKTICKS = re.compile(r"`+")
 def read(path: Path, rel: str, data: bytes) -> Document:
     text = decode_text(data)
     meta, body, body_line = split_frontmatter(text)
-    sections, headings_h1, links = _parse_body(body, body_line)
+    sections, headings_h1, links = _parse_body(without_comments(body), body_line)
     inline_tags = _prose_tags(body)
     title = cut(_str(meta.get("title")) or (headings_h1[0] if headings_h1 else "") or path.stem)
     if not sections and _str(meta.get("title")):  # frontmatter alone: found by its title

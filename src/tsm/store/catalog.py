@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentNotFound
+from ..workspace import typed_path
 from . import chunks, migrations, scope, vectors
 from .connect import Connection, is_postgres
 from .names import stored_aliases
@@ -206,7 +207,8 @@ def tag_counts(conn: Connection) -> list[TagCount]:
 
 
 def find_document(conn: Connection, ref: str, *, index_root: Path, cwd: Path) -> StoredDocument:
-    """A document by id, by path relative to the index root, or by a path from `cwd`;
+    """A document by id; else by path as the user typed it (workspace.typed_path: from
+    `cwd`, or from the root when that leads outside it), else as tsm prints it (from the root);
     DocumentNotFound (with the closest paths as a hint) otherwise."""
     row = None
     visible, visible_params = scope.visible(conn, "documents")
@@ -217,12 +219,13 @@ def find_document(conn: Connection, ref: str, *, index_root: Path, cwd: Path) ->
             (int(ref), *visible_params),
         ).fetchone()
     if row is None:
-        # lstrip("./") drops every leading "." and "/", not only one "./" (as before issue 15)
-        candidates = [ref.lstrip("./") if ref.startswith("./") else ref]
+        candidates = []
         try:
-            candidates.append((cwd / ref).resolve().relative_to(index_root).as_posix())
+            candidates.append(typed_path(ref, cwd, index_root))
         except (ValueError, OSError):
             pass
+        # lstrip("./") drops every leading "." and "/", not only one "./" (as before issue 15)
+        candidates.append(ref.lstrip("./") if ref.startswith("./") else ref)
         for candidate in candidates:
             if not _bindable(candidate):  # an undecodable name is never stored
                 continue
