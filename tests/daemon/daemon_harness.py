@@ -104,7 +104,8 @@ class Harness:
             text=True,
         )
 
-    def start(self, *extra: str, timeout: float = 60) -> None:
+    def start(self, *extra: str, timeout: float = 60, nofile: int | None = None) -> None:
+        """Start `python -m tsm daemon EXTRA…`; `nofile`: its soft descriptor limit."""
         log = open(self.dir / "daemon.out", "ab")  # noqa: SIM115 - lives as long as the daemon
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tsm", "daemon", *extra],
@@ -113,6 +114,7 @@ class Harness:
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
+            preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile),
         )
         log.close()
         wait_for(self.answers, timeout, "the daemon to answer")
@@ -182,6 +184,13 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
             raise ConnectionError("closed")
         data += chunk
     return data
+
+
+def _limit_descriptors(soft: int) -> None:
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def _kill(pid: int) -> None:

@@ -371,6 +371,7 @@ class Handlers:
                 "socket": str(self.server.state.socket),
                 "requests": self.requests,
                 "searches": self.searches,
+                "connections": self.server.connection_stats(),
             },
             "embedder": self.embedders.status(),
             "watcher": self.watcher.status() if self.watcher else {"state": "off"},
