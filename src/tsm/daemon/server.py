@@ -23,8 +23,10 @@ from ..client import protocol
 from ..client.lifecycle import acquire_lock
 from ..client.peer import foreign_uid
 from ..config import Settings
+from ..errors import SystemFailure
 from ..logfile import private_log_handler
-from ..statedir import private_umask, write_private
+from ..socketpath import in_state_dir
+from ..statedir import private_umask, socket_dir, write_private
 from ..workspace import StatePaths
 from .connections import Connections
 
@@ -74,9 +76,18 @@ class Server:
 
     def bind(self) -> None:
         path = str(self.state.socket)
+        if not in_state_dir(path, str(self.state.root)):
+            socket_dir(Path(path).parent)  # the user's runtime folder, checked
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        with private_umask():  # the socket is born 0700: no window where others connect
-            listener.bind(path)
+        try:
+            with private_umask():  # the socket is born 0700: no window where others connect
+                listener.bind(path)
+        except OSError as exc:
+            listener.close()
+            raise SystemFailure(
+                f"the daemon cannot listen on {path}: {exc.strerror or exc}",
+                "tsm works without its daemon meanwhile; see `tsm doctor`",
+            ) from None
         os.chmod(path, 0o600)
         listener.listen(256)
         self._listener = listener
@@ -180,7 +191,13 @@ def run(settings: Settings, *, watch: bool = True) -> int:
         log.warning("removed stale %s left by a previous daemon", ", ".join(removed))
     server = Server(settings, watch=watch)
     server.handlers.start(log_stream)
-    server.bind()
+    try:
+        server.bind()
+    except BaseException as exc:
+        log.error("daemon %s cannot start: %s", os.getpid(), exc)
+        server.handlers.stop()
+        os.close(lock_fd)
+        raise
     write_private(state.pid, f"{os.getpid()}\n".encode("ascii"))
     log.info(
         "daemon %s listening on %s (index root %s)", os.getpid(), state.socket, settings.index_root
