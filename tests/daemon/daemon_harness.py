@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from patience import patience, scaled  # noqa: E402
 from sample_vault import copy_tracked  # noqa: E402
 
 
@@ -39,14 +40,21 @@ class Run:
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
-    """Poll until `predicate()` is truthy; fail with `what` at the deadline."""
-    deadline = time.monotonic() + timeout
+    """Poll until `predicate()` is truthy; fail with `what` after `timeout` seconds of a quiet
+    machine, stretched by the highest load per core seen while waiting (patience.py): the
+    daemon embeds at a low priority, which a busy machine starves."""
+    started = time.monotonic()
+    stretch = patience()
     while True:
         value = predicate()
         if value:
             return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        stretch = max(stretch, patience())
+        waited = time.monotonic() - started
+        if waited > timeout * stretch:
+            raise AssertionError(
+                f"timed out after {waited:.0f}s (load {os.getloadavg()[0]:.1f}) waiting for {what}"
+            )
         time.sleep(interval)
 
 
@@ -89,7 +97,7 @@ class Harness:
             text=True,
             cwd=self.root,
             env={**self.env, **(env or {})},
-            timeout=timeout,
+            timeout=scaled(timeout),
             input=input,
         )
         return Run(proc)
@@ -136,7 +144,7 @@ class Harness:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(15)
+                self.proc.wait(scaled(15))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from daemon_harness import Harness, wait_for
+from patience import scaled
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="counts descriptors and threads in /proc"
@@ -22,7 +23,7 @@ CONNECT_WAIT = 60.0  # a UNIX connect fails at once (EAGAIN) while the backlog i
 
 def connect_idle(path: Path) -> socket.socket | None:
     """A connection that will send nothing, or None once the daemon is gone."""
-    deadline = time.monotonic() + CONNECT_WAIT
+    deadline = time.monotonic() + scaled(CONNECT_WAIT)
     while True:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.setblocking(False)
@@ -85,7 +86,7 @@ def test_three_times_the_descriptor_limit_in_idle_clients(harness: Harness) -> N
         assert connections["open"] <= connections["cap"] < NOFILE
         assert connections["evicted"] >= 3 * NOFILE - connections["cap"]
         socks[0].setblocking(True)
-        socks[0].settimeout(60)
+        socks[0].settimeout(scaled(60))
         assert socks[0].recv(1) == b"", "the longest idle connection is still open"
     finally:
         for sock in socks:
