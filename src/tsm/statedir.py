@@ -101,6 +101,13 @@ def socket_dir(path: Path) -> Path:
     return path
 
 
+def socket_folder_checked(socket: Path, state_dir: Path) -> None:
+    """Before removing or creating `socket`: a runtime-folder one only in a folder of ours
+    (socket_dir), since a link planted as that folder would point the unlink elsewhere."""
+    if socket.parent != state_dir:
+        socket_dir(socket.parent)
+
+
 def state_subdir(state_dir: Path, name: str) -> Path:
     """<state dir>/NAME (logs, cache), both vetted by `private_dir`."""
     return private_dir(private_dir(state_dir) / name)

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from .. import errors, locate
 from ..launcher import python
 from ..socketpath import in_state_dir
-from ..statedir import append_private, logs_dir, open_private, private_dir, socket_dir
+from ..statedir import (
+    append_private,
+    logs_dir,
+    open_private,
+    private_dir,
+    socket_dir,
+    socket_folder_checked,
+)
 from ..workspace import StatePaths
 from .remote import ForeignDaemon, Unavailable, call, connect
 
@@ -232,8 +239,12 @@ def stop(settings: Settings, timeout: float = 15.0) -> dict[str, Any]:
         return {"stopped": False, "was": "foreign", "pid": None}
     if before["state"] in ("stopped", "stale"):
         if before["state"] == "stale":
-            for path in (paths.socket, paths.pid):
-                path.unlink(missing_ok=True)
+            try:
+                socket_folder_checked(paths.socket, paths.root)
+                paths.socket.unlink(missing_ok=True)
+            except errors.UnsafePath:
+                pass  # not ours to clean: `tsm start` says why
+            paths.pid.unlink(missing_ok=True)
         return {"stopped": False, "was": before["state"], "pid": before["pid"]}
     pid = before["pid"]
     try:

@@ -26,7 +26,7 @@ from ..config import Settings
 from ..errors import SystemFailure
 from ..logfile import private_log_handler
 from ..socketpath import in_state_dir
-from ..statedir import private_umask, socket_dir, write_private
+from ..statedir import private_umask, socket_dir, socket_folder_checked, write_private
 from ..workspace import StatePaths
 from .connections import Connections
 
@@ -48,7 +48,9 @@ def setup_logging(state: StatePaths) -> IO[Any]:
 
 
 def remove_stale(state: StatePaths) -> list[str]:
-    """Call with the instance lock held: whatever socket/PID file exists is left from a crash."""
+    """Call with the instance lock held: whatever socket/PID file exists is left from a crash.
+    UnsafePath when the socket's runtime folder is not ours."""
+    socket_folder_checked(state.socket, state.root)
     removed = []
     for path in (state.socket, state.pid):
         try:
