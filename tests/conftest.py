@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pg  # noqa: E402
 from isolation import FIXED_NOW, isolated_environ  # noqa: E402
-from patience import hang_guard  # noqa: E402
+from patience import scaled  # noqa: E402
 from sample_vault import copy_tracked, fingerprint  # noqa: E402
 
 
@@ -172,7 +172,7 @@ Tsm = Callable[..., CliResult]
 @pytest.fixture
 def tsm(tmp_path: Path) -> Tsm:
     """Run the real CLI (`python -m tsm`) in a subprocess with the test's environment;
-    `timeout` is a hang guard on an idle machine (stretched by the load: patience.py)."""
+    `timeout` is a hang guard on an idle machine (stretched by the load: patience.scaled)."""
 
     def run(
         *args: str,
@@ -189,7 +189,7 @@ def tsm(tmp_path: Path) -> Tsm:
             text=True,
             cwd=cwd or tmp_path,
             env=full_env,
-            timeout=hang_guard(timeout),
+            timeout=scaled(timeout),
         )
         return CliResult(proc)
 
@@ -226,7 +226,7 @@ def _index_sample_vault(base: Path, stores: pg.Stores) -> Path:
         cwd=base,
         capture_output=True,
         text=True,
-        timeout=hang_guard(600),
+        timeout=scaled(600),
     )
     assert proc.returncode == 0, proc.stderr
     return root

@@ -73,6 +73,41 @@ def _dir_problem(info: os.stat_result) -> str | None:
     return None
 
 
+def socket_dir(path: Path) -> Path:
+    """The folder of a daemon socket outside its state dir (the user's runtime folder, see
+    socketpath.py): created 0700, and refused unless it is a real directory of ours that no
+    one else may enter, since it may sit in a folder every user can write (/tmp)."""
+    try:
+        os.mkdir(path, PRIVATE_DIR)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UnsafePath(
+            f"cannot create {path} for the daemon's socket: {exc.strerror}",
+            "set XDG_RUNTIME_DIR to a folder of your own",
+        ) from None
+    info = os.lstat(path)
+    problem = _dir_problem(info) or (
+        f"its mode {stat.S_IMODE(info.st_mode):o} lets other users in"
+        if info.st_mode & 0o077
+        else None
+    )
+    if problem:
+        raise UnsafePath(
+            f"refusing to put the daemon's socket in {path}: {problem}",
+            "remove that folder (tsm creates it 0700), or set XDG_RUNTIME_DIR to a folder "
+            "of your own; meanwhile tsm works without its daemon",
+        )
+    return path
+
+
+def socket_folder_checked(socket: Path, state_dir: Path) -> None:
+    """Before removing or creating `socket`: a runtime-folder one only in a folder of ours
+    (socket_dir), since a link planted as that folder would point the unlink elsewhere."""
+    if socket.parent != state_dir:
+        socket_dir(socket.parent)
+
+
 def state_subdir(state_dir: Path, name: str) -> Path:
     """<state dir>/NAME (logs, cache), both vetted by `private_dir`."""
     return private_dir(private_dir(state_dir) / name)

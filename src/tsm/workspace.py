@@ -7,7 +7,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .locate import SOCKET_NAME
+from .socketpath import socket_path
 
 IGNORE_FILE = ".tsmignore"
 # Never indexed, whatever .tsmignore says: tool state and VCS internals.
@@ -37,7 +37,8 @@ class StatePaths:
 
     @property
     def socket(self) -> Path:
-        return self.root / SOCKET_NAME
+        """<state dir>/tsmd.sock, or the runtime folder's when that path is too long."""
+        return Path(socket_path(str(self.root), os.environ))
 
     @property
     def pid(self) -> Path:

@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from patience import patience, scaled  # noqa: E402
 from sample_vault import copy_tracked  # noqa: E402
 
 
@@ -39,14 +40,21 @@ class Run:
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
-    """Poll until `predicate()` is truthy; fail with `what` at the deadline."""
-    deadline = time.monotonic() + timeout
+    """Poll until `predicate()` is truthy; fail with `what` after `timeout` seconds of a quiet
+    machine, stretched by the highest load per core seen while waiting (patience.py): the
+    daemon embeds at a low priority, which a busy machine starves."""
+    started = time.monotonic()
+    stretch = patience()
     while True:
         value = predicate()
         if value:
             return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        stretch = max(stretch, patience())
+        waited = time.monotonic() - started
+        if waited > timeout * stretch:
+            raise AssertionError(
+                f"timed out after {waited:.0f}s (load {os.getloadavg()[0]:.1f}) waiting for {what}"
+            )
         time.sleep(interval)
 
 
@@ -89,7 +97,7 @@ class Harness:
             text=True,
             cwd=self.root,
             env={**self.env, **(env or {})},
-            timeout=timeout,
+            timeout=scaled(timeout),
             input=input,
         )
         return Run(proc)
@@ -104,7 +112,8 @@ class Harness:
             text=True,
         )
 
-    def start(self, *extra: str, timeout: float = 60) -> None:
+    def start(self, *extra: str, timeout: float = 60, nofile: int | None = None) -> None:
+        """Start `python -m tsm daemon EXTRA…`; `nofile`: its soft descriptor limit."""
         log = open(self.dir / "daemon.out", "ab")  # noqa: SIM115 - lives as long as the daemon
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tsm", "daemon", *extra],
@@ -113,6 +122,7 @@ class Harness:
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
+            preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile),
         )
         log.close()
         wait_for(self.answers, timeout, "the daemon to answer")
@@ -134,7 +144,7 @@ class Harness:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(15)
+                self.proc.wait(scaled(15))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -182,6 +192,13 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
             raise ConnectionError("closed")
         data += chunk
     return data
+
+
+def _limit_descriptors(soft: int) -> None:
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def _kill(pid: int) -> None:

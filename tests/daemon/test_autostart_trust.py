@@ -7,7 +7,6 @@ embedding.model = openai:<url> would have sent the notes there."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +50,11 @@ def test_an_autostarted_daemon_keeps_the_root_untrusted(
 
         wait_for(lambda: status()["daemon"]["state"] == "running", 60, "the daemon")
         (clone / "b.md").write_text("# B\n\nmore words\n")  # and a watcher run
-        time.sleep(3)
+
+        def listed() -> set[str]:
+            return {d["path"] for d in tsm("list", "-f", "json", cwd=clone, timeout=60).json()}
+
+        wait_for(lambda: "b.md" in listed(), 60, "the watcher to index b.md")
 
         def settled() -> bool:
             assert not stored(), "the daemon ingested the sessions folder outside the root"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from patience import scaled
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugin"
@@ -103,7 +104,7 @@ def run_hook(
         capture_output=True,
         env=dict(env),
         cwd=cwd,
-        timeout=timeout,
+        timeout=scaled(timeout),
     )
     return HookRun(done.returncode, done.stdout, done.stderr)
 
@@ -118,7 +119,7 @@ def tsm_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The installed `tsm` (as the hooks find it) run in `cwd` with the hooks' environment."""
     assert TSM is not None
     return subprocess.run(
-        [TSM, *args], cwd=cwd, env=base_env(), capture_output=True, text=True, timeout=600
+        [TSM, *args], cwd=cwd, env=base_env(), capture_output=True, text=True, timeout=scaled(600)
     )
 
 

@@ -13,7 +13,6 @@ import os
 import shutil
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -212,18 +211,17 @@ def test_non_json_from_tsm_is_logged(vault: Path, state: Path) -> None:
 
 
 def test_a_hanging_tsm_is_killed_at_the_deadline(vault: Path, state: Path, tmp_path: Path) -> None:
-    # The grandchild keeps the inherited stdout open, as a careless daemon start would.
+    # The grandchild keeps the inherited stdout open, as a careless daemon start would. Were
+    # either left running, run_hook would wait for their 600 s and fail at its own deadline.
     script = tmp_path / "hanging"
-    script.write_text("#!/bin/sh\nsleep 30 &\nsleep 30\n")
+    script.write_text("#!/bin/sh\nsleep 600 &\nsleep 600\n")
     script.chmod(0o755)
-    started = time.monotonic()
     run = run_hook(
         "user_prompt_submit",
         prompt_input(vault, "LoRa module comparison"),
         env=env_for(state, TSM_BIN=str(script), TSM_HOOK_TIMEOUT="0.5"),
         cwd=vault,
     )
-    assert time.monotonic() - started < 10
     assert_failed_silently(run, state, "timed out after 0.5s")
 
 
@@ -273,14 +271,12 @@ def test_a_100kb_prompt_is_cut_before_it_reaches_tsm(
     script, record = recorder
     prompt = "LoRa module comparison please\n" + "pasted log line 0123456789\n" * 4_000
     assert len(prompt.encode()) > 100_000
-    started = time.monotonic()
     run = run_hook(
         "user_prompt_submit",
         prompt_input(vault, prompt),
         env=env_for(state, TSM_BIN=script),
         cwd=vault,
     )
-    assert time.monotonic() - started < 10
     assert_failed_silently(run, state)
     query = json.loads(record.read_text())["argv"][-1]
     assert query.startswith("LoRa module comparison please pasted log line")

@@ -58,13 +58,14 @@ def forward(argv: list[str]) -> int | None:
     ):
         return None
     from .. import locate
+    from ..socketpath import socket_path
 
     try:
         cwd = os.getcwd()
     except OSError:  # the working directory was removed: let the full CLI say so
         return None
     root = locate.index_root(cwd, os.environ)
-    sock_path = os.path.join(locate.state_dir(root, os.environ), locate.SOCKET_NAME)
+    sock_path = socket_path(locate.state_dir(root, os.environ), os.environ)
     if not os.path.exists(sock_path):
         return None  # not running: the full CLI decides whether to start it
     tty = sys.stdout.isatty()

@@ -192,9 +192,11 @@ class Client:
 
 
 def _started(settings: Settings, wait: float) -> bool:
+    from ..errors import TsmError
+
     try:
         return lifecycle.ensure_started(settings, wait)
-    except OSError:
+    except (OSError, TsmError):  # `tsm start` says why; a search just runs in-process
         return False
 
 

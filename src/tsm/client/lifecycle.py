@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors, locate
 from ..launcher import python
-from ..statedir import append_private, logs_dir, open_private, private_dir
+from ..socketpath import in_state_dir
+from ..statedir import (
+    append_private,
+    logs_dir,
+    open_private,
+    private_dir,
+    socket_dir,
+    socket_folder_checked,
+)
 from ..workspace import StatePaths
 from .remote import ForeignDaemon, Unavailable, call, connect
 
@@ -73,6 +81,7 @@ def probe(settings: Settings) -> str:
 
 def ensure_started(settings: Settings, wait: float) -> bool:
     """Start a daemon unless one answers; True once it answers within `wait` seconds.
+    UnsafePath when the socket's runtime folder is not the user's own (none is started).
 
     The spawn lock serialises starters (two hooks firing at once start one daemon); the
     daemon's own instance lock (server.py) is the final guard against a second instance.
@@ -93,6 +102,10 @@ def ensure_started(settings: Settings, wait: float) -> bool:
             return True
         child = None
         if daemon_state(settings)["state"] not in ("running", "starting"):
+            if not in_state_dir(str(paths.socket), str(paths.root)):
+                # A runtime folder that is not ours would make the daemon exit at once:
+                # say why here rather than start a doomed daemon on every search.
+                socket_dir(paths.socket.parent)
             child = spawn(settings)
         while time.monotonic() < deadline:
             if _answers(paths):
@@ -226,8 +239,12 @@ def stop(settings: Settings, timeout: float = 15.0) -> dict[str, Any]:
         return {"stopped": False, "was": "foreign", "pid": None}
     if before["state"] in ("stopped", "stale"):
         if before["state"] == "stale":
-            for path in (paths.socket, paths.pid):
-                path.unlink(missing_ok=True)
+            try:
+                socket_folder_checked(paths.socket, paths.root)
+                paths.socket.unlink(missing_ok=True)
+            except errors.UnsafePath:
+                pass  # not ours to clean: `tsm start` says why
+            paths.pid.unlink(missing_ok=True)
         return {"stopped": False, "was": before["state"], "pid": before["pid"]}
     pid = before["pid"]
     try:

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tsm.daemon")
 READ_POOL_SIZE = 8
+# The backfill worker runs at a low priority (embed/worker.py), which a busy machine starves
+# for minutes; no one waits for it, so it is not failed (and never again asked) after the
+# query worker's 2 minutes.
+BACKFILL_LOAD_SECONDS = 3600.0
 
 
 def _error_reply(exc: TsmError) -> dict[str, Any]:
@@ -77,7 +81,9 @@ class EmbedderHost:
             if self.docs is None:
                 from ..embed.worker import WorkerEmbedder
 
-                self.docs = WorkerEmbedder(self.spec, "backfill", stderr=self._log)
+                self.docs = WorkerEmbedder(
+                    self.spec, "backfill", stderr=self._log, load_timeout=BACKFILL_LOAD_SECONDS
+                )
             return self.docs
 
     def status(self) -> dict[str, Any]:
@@ -372,6 +378,7 @@ class Handlers:
                 "socket": str(self.server.state.socket),
                 "requests": self.requests,
                 "searches": self.searches,
+                "connections": self.server.connection_stats(),
             },
             "embedder": self.embedders.status(),
             "watcher": self.watcher.status() if self.watcher else {"state": "off"},

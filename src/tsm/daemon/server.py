@@ -1,6 +1,6 @@
 """The resident daemon (`python -m tsm daemon`): a UNIX socket (0600, same-uid peers only) in
-the state dir, a PID file, a rotating log, and one thread per connection dispatching to the
-operations in daemon/handlers.py.
+the state dir, a PID file, a rotating log, and requests answered by a bounded pool of threads
+(daemon/connections.py) dispatching to the operations in daemon/handlers.py.
 
 Single instance: the daemon holds an exclusive flock on <state>/tsmd.lock for its lifetime.
 The kernel drops it when the process dies, even by kill -9, so whoever gets the lock knows
@@ -23,12 +23,15 @@ from ..client import protocol
 from ..client.lifecycle import acquire_lock
 from ..client.peer import foreign_uid
 from ..config import Settings
+from ..errors import SystemFailure
 from ..logfile import private_log_handler
-from ..statedir import private_umask, write_private
+from ..socketpath import in_state_dir
+from ..statedir import private_umask, socket_dir, socket_folder_checked, write_private
 from ..workspace import StatePaths
+from .connections import Connections
 
 log = logging.getLogger("tsm.daemon")
-IDLE_CONNECTION_SECONDS = 60.0  # a client that sends nothing for this long is dropped
+REQUEST_SECONDS = 10.0  # a request's frame, once begun, must arrive whole within this
 SWITCH_INTERVAL = 0.001  # seconds; Python's default is 0.005
 
 
@@ -45,7 +48,9 @@ def setup_logging(state: StatePaths) -> IO[Any]:
 
 
 def remove_stale(state: StatePaths) -> list[str]:
-    """Call with the instance lock held: whatever socket/PID file exists is left from a crash."""
+    """Call with the instance lock held: whatever socket/PID file exists is left from a crash.
+    UnsafePath when the socket's runtime folder is not ours."""
+    socket_folder_checked(state.socket, state.root)
     removed = []
     for path in (state.socket, state.pid):
         try:
@@ -66,45 +71,47 @@ class Server:
         self.state = StatePaths(settings.state_dir)
         self.stopping = threading.Event()
         self.started = time.time()
-        self.connections = 0
+        self._connections: Connections | None = None
+        self._last_socket_check = time.monotonic()
         self.handlers = Handlers(self, watch=watch)
         self._listener: socket.socket | None = None
 
     def bind(self) -> None:
         path = str(self.state.socket)
+        if not in_state_dir(path, str(self.state.root)):
+            socket_dir(Path(path).parent)  # the user's runtime folder, checked
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        with private_umask():  # the socket is born 0700: no window where others connect
-            listener.bind(path)
+        try:
+            with private_umask():  # the socket is born 0700: no window where others connect
+                listener.bind(path)
+        except OSError as exc:
+            listener.close()
+            raise SystemFailure(
+                f"the daemon cannot listen on {path}: {exc.strerror or exc}",
+                "tsm works without its daemon meanwhile; see `tsm doctor`",
+            ) from None
         os.chmod(path, 0o600)
         listener.listen(256)
-        listener.settimeout(0.5)
         self._listener = listener
         self._socket_inode = os.stat(path).st_ino
 
     def serve(self) -> None:
+        """Accept and answer until `stopping` (connections.py bounds what clients hold)."""
         assert self._listener is not None
-        last_check = time.monotonic()
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                if time.monotonic() - last_check > 5:
-                    last_check = time.monotonic()
-                    if not self._socket_is_ours():
-                        log.warning("socket %s removed or replaced; exiting", self.state.socket)
-                        self.stopping.set()
-                continue
-            except OSError:
-                if self.stopping.is_set():
-                    break
-                raise
-            self.connections += 1
-            threading.Thread(
-                target=self._serve_connection,
-                args=(conn,),
-                daemon=True,
-                name=f"conn-{self.connections}",
-            ).start()
+        self._connections = Connections(self._listener, self._serve_request, self.stopping)
+        log.info("serving at most %d connections at once", self._connections.cap)
+        self._connections.run(self._check_socket)
+
+    def connection_stats(self) -> dict[str, int]:
+        return {} if self._connections is None else self._connections.stats()
+
+    def _check_socket(self) -> None:
+        if time.monotonic() - self._last_socket_check < 5:
+            return
+        self._last_socket_check = time.monotonic()
+        if not self._socket_is_ours():
+            log.warning("socket %s removed or replaced; exiting", self.state.socket)
+            self.stopping.set()
 
     def _socket_is_ours(self) -> bool:
         try:
@@ -112,37 +119,33 @@ class Server:
         except OSError:
             return False
 
-    def _serve_connection(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                uid = foreign_uid(conn)
-            except OSError:
-                return
-            if uid is not None:
-                log.warning("refused a connection from uid %s", uid)
-                _reply(
-                    conn,
-                    protocol.error(
-                        "connections from other users are refused", kind="permission_denied"
-                    ),
-                )
-                return
-            while not self.stopping.is_set():
-                try:
-                    message = protocol.receive(
-                        conn, protocol.MAX_REQUEST_BYTES, IDLE_CONNECTION_SECONDS
-                    )
-                except (protocol.ConnectionClosed, TimeoutError, OSError):
-                    return
-                except protocol.ProtocolError as exc:
-                    # A bad frame cannot be skipped reliably: answer, then close.
-                    log.info("bad frame: %s", exc)
-                    _reply(conn, protocol.error(str(exc), kind=exc.kind, exit_code=2))
-                    _drain(conn)
-                    return
-                reply = self.handlers.dispatch(message)
-                if not _reply(conn, reply):
-                    return
+    def _serve_request(self, conn: socket.socket) -> bool:
+        """Answer the request arriving on `conn`; whether to keep it open for another."""
+        try:
+            uid = foreign_uid(conn)
+        except OSError:
+            return False
+        if uid is not None:
+            log.warning("refused a connection from uid %s", uid)
+            _reply(
+                conn,
+                protocol.error(
+                    "connections from other users are refused", kind="permission_denied"
+                ),
+            )
+            return False
+        try:
+            message = protocol.receive(conn, protocol.MAX_REQUEST_BYTES, REQUEST_SECONDS)
+        except (protocol.ConnectionClosed, TimeoutError, OSError):
+            return False
+        except protocol.ProtocolError as exc:
+            # A bad frame cannot be skipped reliably: answer, then close.
+            log.info("bad frame: %s", exc)
+            _reply(conn, protocol.error(str(exc), kind=exc.kind, exit_code=2))
+            _drain(conn)
+            return False
+        reply = self.handlers.dispatch(message)
+        return _reply(conn, reply) and not self.stopping.is_set()
 
     def shutdown(self) -> None:
         self.stopping.set()
@@ -190,7 +193,13 @@ def run(settings: Settings, *, watch: bool = True) -> int:
         log.warning("removed stale %s left by a previous daemon", ", ".join(removed))
     server = Server(settings, watch=watch)
     server.handlers.start(log_stream)
-    server.bind()
+    try:
+        server.bind()
+    except BaseException as exc:
+        log.error("daemon %s cannot start: %s", os.getpid(), exc)
+        server.handlers.stop()
+        os.close(lock_fd)
+        raise
     write_private(state.pid, f"{os.getpid()}\n".encode("ascii"))
     log.info(
         "daemon %s listening on %s (index root %s)", os.getpid(), state.socket, settings.index_root

@@ -7,6 +7,7 @@ The Backfill thread fills in vectors in the background: it reads chunks that lac
 the embedding worker embed them (outside the writer), and hands the rows to the writer.
 The writer wakes it after every job that changed the database, whoever submitted the job
 (the watcher, `tsm index`, `ingest-session`, a reindex), so no caller has to remember to.
+After a failure (a full disk, a model still loading) it tries again on a timer.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from ..store.connect import Connection, Transaction, open_store, rollback
 
 log = logging.getLogger("tsm.daemon")
 JobFn = Callable[[Connection], Any]
+RETRY_FIRST = 2.0  # seconds before the backfill tries again after a failure
+RETRY_MAX = 30.0  # doubling up to this
 
 
 @dataclass
@@ -128,6 +131,7 @@ class Backfill:
         self.state = "idle"
         self.detail: str | None = None
         self.embedded = 0  # rows embedded by this daemon since it started
+        self._last_retry = RETRY_FIRST
         self.batch_size = int(settings.get("embedding.batch_size"))
         self._thread = threading.Thread(target=self._run, name="tsm-backfill", daemon=True)
         self._thread.start()
@@ -146,11 +150,14 @@ class Backfill:
 
     def _run(self) -> None:
         conn: Connection | None = None
+        retry: float | None = None  # seconds until the next try after a failure
         while not self._stop:
-            self._wake.wait()
+            self._wake.wait(retry)
             self._wake.clear()
             if self._stop:
                 break
+            failed = retry is not None
+            retry = None
             try:
                 name = self._model_name()
                 if name is None:
@@ -169,11 +176,25 @@ class Backfill:
                     pass
                 self.state = "idle"
             except EmbedderUnavailable as exc:
-                self.state, self.detail = "paused", exc.message  # no retry loop: wait for a wake
+                # A model still loading (slowly, on a busy machine) will be ready: try again
+                # later. A failed or crashed one stays so (never restarted): asking it again
+                # costs nothing.
+                retry = self._next_retry(failed)
+                self.state, self.detail = "paused", exc.message
             except Exception as exc:
-                log.exception("backfill failed")
+                # A full disk, a locked or read-only database: nothing may write again to
+                # wake us once it is over, so try again on a timer, less often each time.
+                retry = self._next_retry(failed)
+                if failed:
+                    log.warning("backfill failed again (retry in %.0f s): %s", retry, exc)
+                else:
+                    log.exception("backfill failed (retry in %.0f s)", retry)
                 self.state, self.detail = "error", f"{type(exc).__name__}: {exc}"
-                time.sleep(1.0)
+
+    def _next_retry(self, failed_before: bool) -> float:
+        """Seconds until the next try: RETRY_FIRST, doubling while tries fail, to RETRY_MAX."""
+        self._last_retry = min(RETRY_MAX, self._last_retry * 2) if failed_before else RETRY_FIRST
+        return self._last_retry
 
     def _one_batch(self, conn: Connection, embedder: Embedder) -> bool:
         """Embed one batch; False when nothing is left."""
