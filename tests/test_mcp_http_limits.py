@@ -1,4 +1,4 @@
-"""What clients of `tsm mcp --http` may hold (issue 30 item 8): a request must arrive whole
+"""What clients of `tsm mcp --http` may hold: a request must arrive whole
 within --request-timeout, connections past --max-connections close the oldest idle one, and
 sessions past --max-sessions end the least recently used idle one instead of a 503. Real
 sockets against a real server subprocess, loopback only, bounded loops; no timing is

@@ -1,4 +1,4 @@
-"""What the MCP tools hand a model (issue 30 items 5 and 6): the official MCP client over stdio
+"""What the MCP tools hand a model: the official MCP client over stdio
 against a real index. Every secret of the corpus (tests/secret_corpus.py) is redacted in
 `search`, `get` (whole, by section, by a line range that starts inside a wrapped key),
 `list_documents` and `list_tags`, a key in a file name too; no format character reaches the

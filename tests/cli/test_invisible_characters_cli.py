@@ -1,4 +1,4 @@
-"""Human output shows every format character as a visible escape (issue 30 item 6): TAG
+"""Human output shows every format character as a visible escape: TAG
 characters spelling an instruction, zero-width spaces and joiners, the word joiner, BOM, soft
 hyphen and bidi overrides, in titles, paths, sections, snippets, tags and whole texts, through
 the real CLI. JSON keeps the exact text (a script asked for the data)."""

@@ -1,7 +1,7 @@
 """`tsm ingest-session` reads only the user's own transcripts of this index root: in the
 folder Claude Code keeps for the root or a folder inside it, or in a sessions folder.
 Another project's transcript, another account's file or a link is one line, exit 1, and
-nothing of it is searchable (issue 30 item 11)."""
+nothing of it is searchable."""
 
 from __future__ import annotations
 

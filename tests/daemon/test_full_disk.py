@@ -1,5 +1,5 @@
 """Background embedding after a full disk: the vectors' write fails, space comes back, and
-the vectors arrive with no new write to wake the backfill (issue 30 item 10)."""
+the vectors arrive with no new write to wake the backfill."""
 
 from __future__ import annotations
 

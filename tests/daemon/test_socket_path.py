@@ -1,6 +1,6 @@
 """A root so deep that <state dir>/tsmd.sock passes the 108 bytes of a UNIX socket address:
 the daemon's socket goes to the user's runtime folder under a hash of the state dir, which
-must be a 0700 folder of the user's own (issue 30 item 9)."""
+must be a 0700 folder of the user's own."""
 
 from __future__ import annotations
 

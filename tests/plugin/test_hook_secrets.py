@@ -1,4 +1,4 @@
-"""The prompt hook never puts a secret into a prompt (issue 14 item 3): notes keep their words
+"""The prompt hook never puts a secret into a prompt: notes keep their words
 verbatim, so the hook redacts what it injects, and a snippet that cuts a secret short (its
 shape no longer matches) is dropped. Also: the XML it renders is well-formed for any input."""
 

@@ -1,7 +1,7 @@
-"""What the real prompt hook puts into a prompt, on a real indexed vault (issue 30 items 5
-and 6): every secret of the corpus (tests/secret_corpus.py) redacted, a key in a file name
-too, and no format character (TAG characters spelling an instruction, zero-width, bidi) in
-any field, while the note keeps its text verbatim for the user's own search."""
+"""What the real prompt hook puts into a prompt, on a real indexed vault: every secret of
+the corpus (tests/secret_corpus.py) redacted, a key in a file name too, and no format
+character (TAG characters spelling an instruction, zero-width, bidi) in any field, while the
+note keeps its text verbatim for the user's own search."""
 
 from __future__ import annotations
 

@@ -629,7 +629,7 @@ def test_sample_fixture() -> None:
     assert "Subagent" not in doc.text and "Caveat" not in doc.text
 
 
-# --- secrets, broken lines, streaming (issue 14 items 3, 8, 15) ---------------------------
+# --- secrets, broken lines, streaming ---------------------------
 
 ANT_KEY = "sk-ant-" + "api03-" + "Zx9" * 30
 

@@ -1,4 +1,4 @@
-"""A team store shared by two people with two index roots (issue 30 item 1): real
+"""A team store shared by two people with two index roots: real
 PostgreSQL (scripts/postgres), the real CLI as subprocesses, one HOME per person.
 
 - An index run removes only documents of its own workspace: Bob's first `tsm index` keeps

@@ -1,5 +1,5 @@
 """Bounds on what clients of `tsm mcp --http` may hold, so that slow, trickling or idle ones
-cannot keep a real client out (issue 30 item 8). uvicorn waits for headers and bodies
+cannot keep a real client out. uvicorn waits for headers and bodies
 forever and caps nothing by default; the MCP SDK keeps 10,000 sessions for 30 minutes each
 and answers 503 past that. Here:
 

@@ -261,7 +261,7 @@ def _matches(cand: Candidate, side: VectorSide | None) -> bool:
     an entity found it, or its cosine clears the relevance floor, the query's best cosine
     with a generic request (relevance.py): nearer to the query than to any ordinary
     request. The vector side returns its nearest notes whether or not they are about the
-    query; those are results, not matches (issue 19 item 6)."""
+    query; those are results, not matches."""
     if cand.fts is not None:
         return False  # counted with the keyword matches
     if cand.bridge is not None or cand.entity is not None or cand.paraphrase is not None:
