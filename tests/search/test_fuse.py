@@ -276,9 +276,16 @@ def test_below_the_floor_counts_nothing() -> None:
 
 
 def test_tied_scores_are_plain_rrf() -> None:
-    assert score_scaled_rrf([2.0, 2.0, 2.0], k=60, weight=1.0, floor=2.0) == approx(
-        [61 / 61, 61 / 62, 61 / 63]
-    )
+    for floor in (None, 1.0):
+        assert score_scaled_rrf([2.0, 2.0, 2.0], k=60, weight=1.0, floor=floor) == approx(
+            [61 / 61, 61 / 62, 61 / 63]
+        )
+
+
+def test_a_ranking_at_or_below_its_floor_counts_nothing() -> None:
+    """Its first hit is as unrelated as the floor: it counts no more than its second."""
+    assert score_scaled_rrf([0.5, 0.5], k=60, weight=1.0, floor=0.5) == [0.0, 0.0]
+    assert score_scaled_rrf([0.4, 0.3], k=60, weight=1.0, floor=0.5) == [0.0, 0.0]
 
 
 def test_a_later_hit_never_outweighs_an_earlier_one() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,13 @@ if TYPE_CHECKING:
 MAX_PHRASE = 4  # words (English) or morphemes (Japanese) tried as one dictionary term
 MAX_GROUPS = 24  # a 200-word prompt is translated by its first content words only
 MAX_SYNONYMS = 6  # per source word (3 renderings x up to 3 headwords each)
+# A text is Japanese when Japanese characters make up at least this share of its letters
+# (kana and kanji against Latin letters). A Japanese character carries about a word's
+# worth of an English word's four to six letters, so a Japanese note quoting product names,
+# acronyms and a link (LoRa, GPS, lora-module-guide.md) stays Japanese, and an English
+# abstract naming one Japanese term stays English.
+JAPANESE_SHARE = 0.2
+_LATIN = re.compile(r"[A-Za-z]")
 _JA_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+")
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _EN_WORD = re.compile(r"[a-z]+(?:['-][a-z]+)*")
@@ -101,6 +109,38 @@ def synonym_groups(
         if found:
             out.append(BridgeGroup(group.source, tuple(found[:MAX_SYNONYMS])))
     return out
+
+
+def text_language(text: str) -> str:
+    """'ja' or 'en': the language a translated term must differ from to count (the bridge
+    finds notes in the language the query is not). Text without letters counts as
+    English, as the English side holds everything that is not Japanese."""
+    japanese = sum(len(run) for run in _JA_RUN.findall(text))
+    latin = len(_LATIN.findall(text))
+    total = japanese + latin
+    return "ja" if total and japanese / total >= JAPANESE_SHARE else "en"
+
+
+def split_by_source_language(groups: list[BridgeGroup]) -> dict[str, list[BridgeGroup]]:
+    """The groups by the language of their source word: the Japanese words' English
+    renderings count for English notes, the English words' Japanese ones for Japanese
+    notes; a mixed query has both."""
+    out: dict[str, list[BridgeGroup]] = {}
+    for group in groups:
+        out.setdefault(text_language(group.source), []).append(group)
+    return out
+
+
+def across_languages(
+    ranked: list[tuple[int, int, float]], language_of: Mapping[int, str], source: str
+) -> list[tuple[int, int, float]]:
+    """The hits (chunk id, document id, score) of a translated ranking whose chunk is not
+    in the language of the words translated: a translation counts only where the user's
+    own word cannot, in a note of the other language. Inside one language the keywords
+    already match the word the user typed, and the translation matches only what the note
+    borrows from the other language (a link's file name, a quoted term), which said
+    nothing the keywords had not weighed."""
+    return [hit for hit in ranked if language_of.get(hit[0], "en") != source]
 
 
 def bridge_expression(groups: list[BridgeGroup]) -> str | None:

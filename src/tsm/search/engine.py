@@ -16,6 +16,7 @@ from ..embed import Embedder
 from ..errors import EmbedderUnavailable
 from ..models import Hit, SearchResult
 from ..store import chunks, filters, vectors
+from ..store import hits as store_hits
 from ..store.connect import Connection
 from ..store.filters import count_documents, search_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
@@ -33,7 +34,15 @@ from .relevance import (
     noise_level,
     noise_meta_key,
 )
-from .results import Candidate, build_hits, keyword_score, rank_candidates, select_fresh
+from .results import (
+    Candidate,
+    Signals,
+    build_hits,
+    fuse_signals,
+    keyword_score,
+    rank_candidates,
+    select_fresh,
+)
 from .synonyms import expand, load_synonyms
 from .vector import load_index
 
@@ -156,7 +165,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     embedding = _embed_in_background(ctx, query.text) if mode in ("hybrid", "vector") else None
     fts_ranked: list[tuple[int, int, float]] = []
     synonym_only: set[int] = set()  # documents the keywords found only through synonyms
-    entity_ranked: list[int] = []
+    entity_ranked: list[tuple[int, int]] = []
     if mode in ("hybrid", "fts") and terms:
         expression = match_expression(terms)
         assert expression is not None
@@ -178,12 +187,11 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             synonym_only = {d for _, d, _ in fts_ranked} - exact
             total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
         entity_ranked = entity_documents(ctx.conn, query.text, terms, where, params)
-    bridge_ranked: list[tuple[int, int, float]] = []
-    bridge_cover: TermCoverage | None = None
+    bridge_rankings: list[Ranked] = []
     synonym_ranked: list[tuple[int, int, float]] = []
     synonym_cover: TermCoverage | None = None
     if mode in ("hybrid", "fts") and settings.get("search.bridge"):
-        (bridge_ranked, bridge_cover), (synonym_ranked, synonym_cover) = _bridge_signal(
+        bridge_rankings, (synonym_ranked, synonym_cover) = _bridge_signal(
             ctx, query.text, tokenizer, where, params, depth, settings.get("search.paraphrase")
         )
 
@@ -202,43 +210,41 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
             settings.get("search.keyword_parity"),
         )
         vec_weight = fuse.vector_weight(vec_scores, background)
-    bridge_weight = fuse.BRIDGE_WEIGHT
-    if bridge_ranked and bridge_cover is not None:  # a translation is a guess: in every mode
-        bridge_weight *= fuse.keyword_weight(
-            bridge_cover.best([c for c, _, _ in bridge_ranked[:3]]), fuse.BRIDGE_PARITY
-        )
-    bridge_terms = fuse.score_scaled_rrf(
-        [s for _, _, s in bridge_ranked], k, bridge_weight, floor=0.0
-    )
-    for (chunk_id, doc_id, _), term in zip(bridge_ranked, bridge_terms, strict=True):
-        candidates.setdefault(doc_id, Candidate(doc_id)).bridge = (chunk_id, term)
+    bridges = []
+    for bridge_ranked, bridge_cover in bridge_rankings:  # one per direction of translation
+        bridge_weight = fuse.BRIDGE_WEIGHT
+        if bridge_ranked and bridge_cover is not None:  # a translation is a guess: every mode
+            bridge_weight *= fuse.keyword_weight(
+                bridge_cover.best([c for c, _, _ in bridge_ranked[:3]]), fuse.BRIDGE_PARITY
+            )
+        bridges.append((bridge_ranked, bridge_weight))
+    synonym_weight = 0.0
     if synonym_ranked and synonym_cover is not None:  # near-synonyms: weighed as keywords
         synonym_weight = fuse.SYNONYM_WEIGHT * fuse.keyword_weight(
             synonym_cover.best([c for c, _, _ in synonym_ranked[:3]]),
             settings.get("search.keyword_parity"),
         )
-        synonym_terms = fuse.score_scaled_rrf(
-            [s for _, _, s in synonym_ranked], k, synonym_weight, floor=0.0
-        )
-        for (chunk_id, doc_id, _), term in zip(synonym_ranked, synonym_terms, strict=True):
-            candidates.setdefault(doc_id, Candidate(doc_id)).paraphrase = (chunk_id, term)
-    fts_terms = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, fts_weight, floor=0.0)
-    for (chunk_id, doc_id, _), term in zip(fts_ranked, fts_terms, strict=True):
-        cand = candidates.setdefault(doc_id, Candidate(doc_id))
-        cand.fts, cand.synonym_only = (chunk_id, term), doc_id in synonym_only
-    vec_terms = fuse.score_scaled_rrf(vec_scores, k, vec_weight, floor=background)
-    for (chunk_id, doc_id, similarity), term in zip(vec_ranked, vec_terms, strict=True):
-        cand = candidates.setdefault(doc_id, Candidate(doc_id))
-        cand.vector, cand.similarity = (chunk_id, term), similarity
+    candidates = fuse_signals(
+        Signals(
+            keyword=fts_ranked,
+            keyword_weight=fts_weight,
+            vector=vec_ranked,
+            vector_weight=vec_weight,
+            background=background,
+            bridges=bridges,
+            paraphrase=synonym_ranked,
+            paraphrase_weight=synonym_weight,
+            entity=[(chunks.first_chunk(ctx.conn, d), d, rank) for d, rank in entity_ranked],
+            synonym_only=frozenset(synonym_only),
+        ),
+        k,
+    )
     if mode == "hybrid" and side is not None and side.missing:
         fts_plain = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, 1.0, floor=0.0)
         side.weight = vec_weight
         _estimate_missing(
             candidates, side, {d: t for (_, d, _), t in zip(fts_ranked, fts_plain, strict=True)}
         )
-    for rank, doc_id in enumerate(entity_ranked, start=1):
-        first_chunk = chunks.first_chunk(ctx.conn, doc_id)
-        candidates.setdefault(doc_id, Candidate(doc_id)).entity = (first_chunk, fuse.rrf(rank, k))
     total = max(total, 0) + sum(1 for c in candidates.values() if _matches(c, side))
     signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
     return _finish(
@@ -278,17 +284,26 @@ def _bridge_signal(
     params: list[object],
     depth: int,
     paraphrase: bool,
-) -> tuple[Ranked, Ranked]:
-    """The keyword ranking of the query's words translated into the other language
-    (bridge.py) and its coverage by translation group, then the same for the near-synonyms
-    of its Japanese words (bridge.synonym_groups) when `paraphrase` is on; empty without a
-    lexicon."""
-    from .bridge import BridgeGroup, bridge_expression, bridge_groups, synonym_groups
+) -> tuple[list[Ranked], Ranked]:
+    """The keyword rankings of the query's words translated into the other language
+    (bridge.py) with their coverage by translation group, one per language the query's
+    words are in, each keeping only the chunks in the other language (bridge.across_
+    languages); then the same for the near-synonyms of its Japanese words
+    (bridge.synonym_groups) when `paraphrase` is on; empty without a lexicon."""
+    from .bridge import (
+        BridgeGroup,
+        across_languages,
+        bridge_expression,
+        bridge_groups,
+        split_by_source_language,
+        synonym_groups,
+        text_language,
+    )
     from .lexicon import load_lexicon
 
     lexicon = load_lexicon()
     if lexicon is None:
-        return ([], None), ([], None)
+        return [], ([], None)
     groups = bridge_groups(text, tokenizer, lexicon)
     db_key = ctx.settings.store_key
 
@@ -303,8 +318,15 @@ def _bridge_signal(
             ctx.conn, [g.source for g in groups], {g.source: g.expression for g in groups}
         )
 
+    def translated(source: str, groups: list[BridgeGroup]) -> Ranked:
+        ranked, cover = ranking(groups)
+        passages = store_hits.chunks_by_id(ctx.conn, [c for c, _, _ in ranked]) if ranked else {}
+        language_of = {chunk_id: text_language(row.text) for chunk_id, row in passages.items()}
+        return across_languages(ranked, language_of, source), cover
+
+    by_source = split_by_source_language(groups)
     synonyms = synonym_groups(groups, tokenizer, lexicon) if paraphrase else []
-    return ranking(groups), ranking(synonyms)
+    return [translated(lang, found) for lang, found in by_source.items()], ranking(synonyms)
 
 
 Ranked = tuple[list[tuple[int, int, float]], "TermCoverage | None"]

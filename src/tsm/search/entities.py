@@ -20,9 +20,12 @@ def entity_documents(
     where: str,
     params: Sequence[object],
     limit: int = 20,
-) -> list[int]:
-    """Documents carrying a tag named by a query term (or nested under it), or whose title
-    or alias equals the whole query; most specific first (fewest such documents)."""
+) -> list[tuple[int, int]]:
+    """(document id, rank) of the documents carrying a tag named by a query term (or nested
+    under it), or whose title or alias equals the whole query; most specific first (fewest
+    such documents). Documents equally specific share a rank: two notes with the same tag
+    are equal on this signal, and a rank given by document id would let one outrank the
+    other for nothing."""
     names = {normalise(t) for t in terms if len(t) > 1} | {normalise(query_text)}
     names.discard("")
     if not names:
@@ -42,4 +45,14 @@ def entity_documents(
     whole = normalise(query_text)
     for doc_id in entities.documents_named(conn, whole, where, params):
         hits[doc_id] = 0  # the query names the note itself
-    return sorted(hits, key=lambda d: (hits[d], d))[:limit]
+    ordered = sorted(hits, key=lambda d: (hits[d], d))[:limit]
+    return list(zip(ordered, shared_ranks([hits[d] for d in ordered]), strict=True))
+
+
+def shared_ranks(keys: Sequence[int]) -> list[int]:
+    """1-based ranks of keys sorted best first, equal keys sharing the better rank
+    (competition ranking: 1, 2, 2, 4)."""
+    ranks: list[int] = []
+    for position, key in enumerate(keys, start=1):
+        ranks.append(ranks[-1] if ranks and keys[position - 2] == key else position)
+    return ranks

@@ -46,15 +46,20 @@ def score_scaled_rrf(
     an unrelated item: 0 for BM25, the query's mean cosine over all chunks for vectors
     (cosines sit in a narrow band, and the mean does not depend on how deep the ranking
     goes); None uses the ranking's lowest score. The scale never rises down the ranking, so
-    a later hit never outweighs an earlier one. With the default k = 1000 the rank term
-    varies by under 10 % over the first 100 hits, so the fusion is in effect a convex
-    combination of the normalised scores, which Bruch et al. found better than rank fusion
-    and which measured better than k = 60 on every dataset (bench/results/fusion-tuning.md).
+    a later hit never outweighs an earlier one. A ranking whose top is at or below an
+    explicit floor counts nothing: none of its hits is nearer the query than an unrelated
+    item, and a hit at the floor must not count more for being first than for being
+    second. With the default k = 1000 the rank term varies by under 10 % over the first
+    100 hits, so the fusion is in effect a convex combination of the normalised scores,
+    which Bruch et al. found better than rank fusion and which measured better than k = 60
+    on every dataset (bench/results/fusion-tuning.md).
     """
     if not scores:
         return []
     top, low = scores[0], min(scores) if floor is None else floor
     span = top - low
+    if floor is not None and span <= 0:
+        return [0.0] * len(scores)
     terms, scale = [], 1.0
     for rank, score in enumerate(scores, start=1):
         scale = min(scale, (score - low) / span) if span > 0 else 1.0

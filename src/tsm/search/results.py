@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,64 @@ class Candidate:
     synonym_only: bool = False  # the keywords matched only synonyms of the query's words
     similarity: float | None = None  # cosine of the best chunk, when vectors were used
     estimate: float | None = None  # vector term estimated for a keyword hit with no vector yet
+
+
+Ranking = Sequence[tuple[int, int, float]]  # (chunk id, document id, score), best first
+
+
+@dataclass(frozen=True)
+class Signals:
+    """One query's rankings and the weight each signal has in it (fuse.keyword_weight,
+    fuse.vector_weight, ...). The bridge has one ranking per direction of translation, each
+    holding only notes in the other language (bridge.across_languages). An entity hit is
+    (chunk id, document id, rank), equally specific entities sharing a rank."""
+
+    keyword: Ranking = ()
+    keyword_weight: float = 1.0
+    vector: Ranking = ()
+    vector_weight: float = 1.0
+    background: float | None = None  # the query's mean cosine: an unrelated chunk's level
+    bridges: Sequence[tuple[Ranking, float]] = ()
+    paraphrase: Ranking = ()
+    paraphrase_weight: float = 0.0
+    entity: Sequence[tuple[int, int, int]] = ()
+    synonym_only: frozenset[int] = frozenset()  # keyword hits through synonyms alone
+
+
+def fuse_signals(signals: Signals, k: int) -> dict[int, Candidate]:
+    """Each document's term from every ranking that found it (fuse.score_scaled_rrf): a
+    pure function of the rankings, so its properties (a hit at least as good as another on
+    every signal never ranks below it) are tested on generated rankings."""
+    candidates: dict[int, Candidate] = {}
+
+    def terms(ranking: Ranking, weight: float, floor: float | None = 0.0) -> list[float]:
+        return fuse.score_scaled_rrf([s for _, _, s in ranking], k, weight, floor=floor)
+
+    for ranking, weight in signals.bridges:
+        for (chunk_id, doc_id, _), term in zip(ranking, terms(ranking, weight), strict=True):
+            cand = candidates.setdefault(doc_id, Candidate(doc_id))
+            if cand.bridge is None or term > cand.bridge[1]:  # a note in both languages
+                cand.bridge = (chunk_id, term)
+    paraphrase = signals.paraphrase
+    for (chunk_id, doc_id, _), term in zip(
+        paraphrase, terms(paraphrase, signals.paraphrase_weight), strict=True
+    ):
+        candidates.setdefault(doc_id, Candidate(doc_id)).paraphrase = (chunk_id, term)
+    keyword = signals.keyword
+    for (chunk_id, doc_id, _), term in zip(
+        keyword, terms(keyword, signals.keyword_weight), strict=True
+    ):
+        cand = candidates.setdefault(doc_id, Candidate(doc_id))
+        cand.fts, cand.synonym_only = (chunk_id, term), doc_id in signals.synonym_only
+    vector = signals.vector
+    for (chunk_id, doc_id, similarity), term in zip(
+        vector, terms(vector, signals.vector_weight, signals.background), strict=True
+    ):
+        cand = candidates.setdefault(doc_id, Candidate(doc_id))
+        cand.vector, cand.similarity = (chunk_id, term), similarity
+    for chunk_id, doc_id, rank in signals.entity:
+        candidates.setdefault(doc_id, Candidate(doc_id)).entity = (chunk_id, fuse.rrf(rank, k))
+    return candidates
 
 
 @dataclass
@@ -98,12 +156,10 @@ def rank_candidates(
             for s in (cand.fts, cand.vector, cand.entity, cand.bridge, cand.paraphrase)
             if s is not None
         ]
-        fused = fused_score(cand)
         chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
-        scored.append(
-            _Scored(fused * recency * status * weight, cand, doc, chunk_id, recency, status, weight)
-        )
-    scored.sort(key=lambda s: (-s.score, s.cand.doc_id))
+        score = final_score(cand, recency, status, weight)
+        scored.append(_Scored(score, cand, doc, chunk_id, recency, status, weight))
+    scored.sort(key=lambda s: order_key(s.cand, s.recency, s.status, s.weight))
     return scored
 
 
@@ -117,6 +173,41 @@ def found(cand: Candidate) -> bool:
     return fused_score(cand) > 0.0
 
 
+def final_score(cand: Candidate, recency: float, status: float, weight: float) -> float:
+    """The fused signals times the multipliers: rising in every signal's term and in every
+    multiplier, so a hit at least as good as another on each never scores below it."""
+    return fused_score(cand) * (recency * status * weight)
+
+
+def order_key(cand: Candidate, recency: float, status: float, weight: float) -> tuple[float, ...]:
+    """Best first: by final score; where scores tie (hits no signal scored above its floor,
+    or a difference rounding swallowed), by the fused terms, then each signal's term and
+    each multiplier, so that a hit better on some signal and as good on the rest still
+    comes first; the document id last, for a stable order between equals."""
+    fused = fused_score(cand)
+    multiplier = recency * status * weight
+    return (
+        -final_score(cand, recency, status, weight),
+        -fused,
+        -multiplier,
+        *(-term for term in signal_terms(cand)),
+        -recency,
+        -status,
+        -weight,
+        cand.doc_id,
+    )
+
+
+def signal_terms(cand: Candidate) -> tuple[float, float, float, float]:
+    """(keywords with the bridge, vector, entity, paraphrase): what fused_score adds up."""
+    vector = cand.vector[1] if cand.vector is not None else 0.0
+    if cand.estimate is not None:
+        vector = max(vector, cand.estimate)
+    entity = cand.entity[1] if cand.entity is not None else 0.0
+    paraphrase = cand.paraphrase[1] if cand.paraphrase is not None else 0.0
+    return keyword_score(cand), vector, entity, paraphrase
+
+
 def fused_score(cand: Candidate) -> float:
     """The sum of the signals' terms, but a document the keywords found only through
     synonyms counts the better of that and the bridge, not both: a synonym and a
@@ -124,12 +215,7 @@ def fused_score(cand: Candidate) -> float:
     note that holds neither typed word above the one that does. (Keywords and bridge do add
     up when they match different words, as when a Japanese claim shares "p53" with an
     English abstract and the bridge finds the rest.)"""
-    vector = cand.vector[1] if cand.vector is not None else None
-    if cand.estimate is not None:
-        vector = max(vector or 0.0, cand.estimate)
-    entity = cand.entity[1] if cand.entity is not None else None
-    paraphrase = cand.paraphrase[1] if cand.paraphrase is not None else None
-    return keyword_score(cand) + sum(t for t in (vector, entity, paraphrase) if t is not None)
+    return sum(signal_terms(cand))
 
 
 def keyword_score(cand: Candidate) -> float:
