@@ -26,6 +26,8 @@ import psycopg
 import pytest
 from isolation import isolated_environ
 
+from tsm.sources.session_origin import project_folder_name
+
 pytestmark = pytest.mark.postgres
 
 SESSION_LINES = [
@@ -67,6 +69,7 @@ class Person:
         return {
             **isolated_environ(self.home),
             "HOME": str(self.home),
+            "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
             "TSM_INDEX_ROOT": str(self.root),
             "TSM_STORE_URL": self.url,
             "TSM_STORE_MEMBER": self.name,
@@ -100,8 +103,15 @@ class Person:
     def listed(self) -> list[str]:
         return [d["path"] for d in self.ok("list")]
 
+    @property
+    def session_key(self) -> str:
+        """How the store names this person's transcript: in Claude Code's folder for the
+        root, under their HOME (the only place ingest-session reads a transcript from)."""
+        folder = project_folder_name(os.path.realpath(self.root))
+        return f"~/.claude/projects/{folder}/{self.name}-session.jsonl"
+
     def transcript(self) -> Path:
-        path = self.home / ".claude" / "projects" / "-work" / f"{self.name}-session.jsonl"
+        path = self.home / self.session_key.removeprefix("~/")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(json.dumps(line) for line in SESSION_LINES) + "\n")
         return path
@@ -145,7 +155,7 @@ def test_an_index_run_removes_only_its_own_workspace_and_keeps_transcripts_priva
         "notes/bob-only.md",
         "notes/todo.md",
         "notes/todo.md",
-        "~/.claude/projects/-work/alice-session.jsonl",
+        alice.session_key,
     ]
     # the team sees each other's notes, both todo.md among them, with their own text
     assert bob.found("budget") == ["notes/alice-only.md"]
@@ -154,7 +164,7 @@ def test_an_index_run_removes_only_its_own_workspace_and_keeps_transcripts_priva
     assert "water the office plants" in bob.ok("get", "notes/todo.md")["text"]
     assert "renew the tracker licence" in alice.ok("get", "notes/todo.md")["text"]
     # the transcript is Alice's alone: not in Bob's search, list, get or tags
-    alice_session = "~/.claude/projects/-work/alice-session.jsonl"
+    alice_session = alice.session_key
     assert alice.found("performance review") == [alice_session]
     assert bob.found("performance review") == []
     assert alice_session not in bob.listed()
@@ -171,7 +181,7 @@ def test_a_shared_transcript_is_seen_until_its_owner_stops_sharing(
     note(bob.root, "notes/bob-only.md", "Bob drives the release train.")
     alice.ok("ingest-session", str(alice.transcript()))
     bob.ok("index")
-    session = "~/.claude/projects/-work/alice-session.jsonl"
+    session = alice.session_key
     assert bob.found("performance review") == [session]
     assert session in bob.listed()
 
@@ -325,7 +335,7 @@ def test_export_and_import_replace_keep_to_their_workspace(tmp_path: Path, pg_ur
     assert stored_paths(pg_url) == [
         "notes/alice-only.md",
         "notes/bob-only.md",
-        "~/.claude/projects/-work/alice-session.jsonl",
+        alice.session_key,
     ]
     assert bob.found("budget") == ["notes/alice-only.md"]
 

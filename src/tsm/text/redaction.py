@@ -3,9 +3,9 @@ text from a reader, for everything tsm hands to a model.
 
 One table for tsm (session text is redacted before it is stored; MCP results are redacted
 before they are returned) and for the prompt hook (which never injects a secret):
-`plugin/hooks/redaction.py` is a byte-for-byte copy of this file, because the plugin cannot
-import tsm (tests/text/test_redaction.py checks they are equal). So: standard library only,
-Python 3.9+.
+`plugin/hooks/redaction.py` is a byte-for-byte copy of this file, because the plugin
+cannot import tsm (tests/text/test_redaction.py checks they are equal). So: standard library
+only, Python 3.9+.
 
 Every pattern is linear-time: each starts with a literal or a short keyword and has only
 bounded repeats, so no input makes the regex engine backtrack beyond a constant per position.
