@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,8 +121,15 @@ class _Member:
         (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
         (self.root / rel).write_text(f"# {Path(rel).stem}\n\n{text}\n")
 
+    @property
+    def session_key(self) -> str:
+        """The transcript's name in the store: in Claude Code's folder for this member's root
+        (the only place ingest-session takes a transcript from), under their HOME."""
+        folder = re.sub(r"[^A-Za-z0-9]", "-", os.path.realpath(self.root))
+        return f"~/.claude/projects/{folder}/review.jsonl"
+
     def transcript(self) -> Path:
-        path = self.home / ".claude" / "projects" / "-notes" / "review.jsonl"
+        path = self.home / self.session_key.removeprefix("~/")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(line) + "\n" for line in SESSION))
         return path
@@ -162,7 +171,7 @@ def teammate_reads_my_transcript(lab: Lab) -> Outcome:
     if isinstance(team, Outcome):
         return team
     alice, bob = team
-    key = "~/.claude/projects/-notes/review.jsonl"
+    key = alice.session_key
     alice.tsm("ingest-session", str(alice.transcript()))
     bob.note("n.md", "Bob's note.")
     bob.tsm("index")
