@@ -155,9 +155,7 @@ def corpus_through_mcp(lab: Lab) -> Outcome:
 
 def key_split_across_answer_blocks(lab: Lab) -> Outcome:
     """A transcript whose assistant wrote a key in two text blocks (neither half a key)."""
-    folder = lab.home / ".claude" / "projects" / "vault"
-    folder.mkdir(parents=True)
-    path = folder / "5e1f0c2a.jsonl"
+    path = lab.claude_project / "5e1f0c2a.jsonl"  # where Claude Code writes it
     head, tail = ANT[:16], ANT[16:]
     records = [
         ("user", "u1", "Which gateway key does staging use?"),
