@@ -300,10 +300,11 @@ def _iterative_scan(conn: Connection) -> bool:
     once per connection: the packaged servers for CPUs without AVX-512 carry an older one."""
     raw = conn.raw  # type: ignore[union-attr]
     if raw not in _iterative:
-        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        version = row.fetchone()
-        parts = tuple(int(p) for p in str(version[0]).split(".")[:2] if p.isdigit())
-        _iterative[raw] = version is not None and parts >= (0, 8)
+        # An HNSW search runs only where the extension is installed: it has a version.
+        sql = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        (version,) = conn.execute(sql).fetchone()
+        parts = tuple(int(p) for p in str(version).split(".")[:2] if p.isdigit())
+        _iterative[raw] = parts >= (0, 8)
     return _iterative[raw]
 
 
