@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.request import (
+from ..commandline.parser import (
     ArgumentParser,
     format_option,
     output_format,

@@ -9,7 +9,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,13 +83,13 @@ class Tools:
         return client
 
     # -- tools ----------------------------------------------------------------------------
-    def search(self, query: str, **arguments: Any) -> Reply:
+    def search(self, arguments: Mapping[str, Any]) -> Reply:
         """Exactly `tsm search -f json`: the same request, core and serialiser; the
-        arguments are named as SearchRequest's fields (core/request.py)."""
+        arguments are named as each request field's `mcp` declares (core/request.py)."""
         from ..render.human_format import search_text
         from ..render.json_format import search_to_dict
 
-        request = from_tool_arguments(query, **arguments)
+        request = from_tool_arguments(arguments)
         result = self.outbound.value(self._run(lambda: self.client.search(request)))
         return Reply(search_to_dict(result), search_text(result))
 

@@ -8,17 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidQuery
+from ..models import DOCUMENT_TYPES as TYPES
+from ..models import FALLBACKS
+from ..models import SEARCH_MODES as MODES
 from .dates import extract_dates, parse_date_flag, parse_recent
 
-MODES = ("hybrid", "fts", "vector")
-# When vectors are unavailable (no model, or no chunk embedded yet): "auto" (the default)
-# returns keyword results with a warning unless vectors were asked for (--vec-only),
-# "fts-only" does the same, "error" fails (exit 2). Issue 19 item 8.
-FALLBACKS = ("auto", "error", "fts-only")
 # A long-lived process (daemon, MCP server) runs this once at start, so its first real search
 # finds the model, tokenizer and vectors loaded; a Japanese word loads the analyser too.
 WARM_UP_QUERY = "warm up 検索"
-TYPES = ("markdown", "pdf", "text", "session")
 
 
 @dataclass(frozen=True)
