@@ -203,9 +203,9 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
 
 def _call(operation: Callable[[], Reply], store_key: str | None = None) -> CallToolResult:
     """Run one tool; a TsmError (or a disk, lock or corruption error of the index, named by
-    store/failures.py) becomes a tool error (isError) the model can read and act on, with
+    core/failures.py) becomes a tool error (isError) the model can read and act on, with
     the same message and hint as the CLI prints. The server keeps running."""
-    from ..store.failures import translate
+    from ..core.failures import translate
 
     try:
         reply = operation()
@@ -266,18 +266,6 @@ def run_stdio(settings: Settings, *, warm_up: bool = True) -> int:
     return 0
 
 
-def _refuse_private_transcripts(settings: Settings) -> None:
-    """Its clients are other people: see store/scope.refuse_serving_private."""
-    from ..store import scope
-    from ..store.connect import open_store
-
-    conn = open_store(settings)
-    try:
-        scope.refuse_serving_private(conn, "tsm mcp --http")
-    finally:
-        conn.close()
-
-
 def run_http(
     settings: Settings,
     *,
@@ -297,8 +285,10 @@ def run_http(
     from .http_limits import Limits, SessionCap, protocol_class
     from .http_token import bearer_token
 
-    if settings.store_url:
-        _refuse_private_transcripts(settings)
+    if settings.store_url:  # its clients are other people (core/serving.py)
+        from ..core.serving import refuse_serving_private
+
+        refuse_serving_private(settings, "tsm mcp --http")
     setup_logging(settings)
     token = bearer_token(settings.state_dir)
     if token.replaced:
