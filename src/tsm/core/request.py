@@ -188,6 +188,17 @@ class SearchRequest:
             "folder's name (daily, knowledge, session …), as in source.category.",
         ),
     )
+    lang: str | None = field(
+        default=None,
+        metadata=_option(
+            flags=("--lang",),
+            help="only passages in Japanese (ja: they hold kana) or in English (en: the rest)",
+            values=("ja", "en"),
+            mcp="lang",
+            about="Only passages in this language: ja (Japanese: they hold kana) or en "
+            "(English: the rest).",
+        ),
+    )
     include_content: int = field(
         default=0,
         metadata=_option(
@@ -272,7 +283,7 @@ def check_value(option: Option, name: str, value: object) -> None:
             raise InvalidQuery(
                 f"{label} must be a whole number from {low} to {high}, got {value!r}"
             )
-    if option.values:
+    if option.values and value is not None:  # None: not asked for
         for item in value if isinstance(value, tuple) else (value,):
             folded = item.lower() if option.any_case and isinstance(item, str) else item
             if folded not in option.values:

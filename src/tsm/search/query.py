@@ -29,6 +29,7 @@ class Filters:
     types: tuple[str, ...] = ()
     date_expression: str | None = None
     categories: tuple[str, ...] = ()
+    lang: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -46,12 +47,20 @@ class Filters:
             out["type"] = list(self.types)
         if self.categories:
             out["category"] = list(self.categories)
+        if self.lang:
+            out["lang"] = self.lang
         return out
 
     @property
     def active(self) -> bool:
         return bool(
-            self.after or self.before or self.paths or self.tags or self.types or self.categories
+            self.after
+            or self.before
+            or self.paths
+            or self.tags
+            or self.types
+            or self.categories
+            or self.lang
         )
 
 
@@ -91,6 +100,7 @@ def build_query(
     tags: Sequence[str] = (),
     types: Sequence[str] = (),
     categories: Sequence[str] = (),
+    lang: str | None = None,
     include_content: int = 0,
 ) -> Query:
     """Validate flags and pull a temporal expression out of the text; explicit flags win."""
@@ -146,7 +156,7 @@ def build_query(
     clean_tags = tuple(t.strip().lstrip("#").lower() for t in tags if t.strip().lstrip("#"))
     clean_categories = tuple(c.strip() for c in categories if c.strip())
     filters = Filters(
-        start, end, clean_paths, clean_tags, clean_types, expression, clean_categories
+        start, end, clean_paths, clean_tags, clean_types, expression, clean_categories, lang
     )
     searched = remaining.strip() if extracted is not None and not explicit else original
     return Query(original, searched, top_k, mode, fallback, filters, include_content)
