@@ -14,7 +14,7 @@ import os
 import types
 import typing
 from collections.abc import Iterator, Mapping
-from dataclasses import Field, asdict, dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidQuery, UserError
@@ -228,7 +228,13 @@ class SearchRequest:
 
     # -- the daemon's wire form -------------------------------------------------------------
     def to_wire(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The request as JSON, without the fields left at their default: a daemon started
+        before a field was added still reads every request that does not use it."""
+        data = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) != f.default  # MISSING for text and now: always sent
+        }
         data["now"] = self.now.isoformat()
         return data
 
