@@ -39,9 +39,12 @@ def with_search_signature(tool: Callable[..., CallToolResult]) -> Callable[..., 
 
 
 def _annotation(declared: Field[Any], option: Option) -> Any:
-    one: Any = Literal[option.values] if option.values else str  # type: ignore[valid-type]
-    if option.bounds is not None:
-        low, high = option.bounds
+    """The parameter's type, as the SDK turns it into JSON schema: a list field also takes
+    one value (models often pass one), a year also a number, fixed values an enum."""
+    one: Any = str
+    if option.values:
+        one = Literal[option.values]  # type: ignore[valid-type]
+    elif option.bounds is not None:
         one = int
     if is_list(declared):
         kind: Any = list[one] | one | None  # type: ignore[valid-type]
@@ -51,9 +54,8 @@ def _annotation(declared: Field[Any], option: Option) -> Any:
         kind = one | None
     else:
         kind = one
-    if option.bounds is not None:
-        return Annotated[kind, Described(ge=low, le=high, description=option.about)]
-    return Annotated[kind, Described(description=option.about)]
+    low, high = option.bounds or (None, None)
+    return Annotated[kind, Described(description=option.about, ge=low, le=high)]
 
 
 def _default(declared: Field[Any], option: Option) -> Any:
