@@ -14,6 +14,9 @@ SEARCH_MODES = ("hybrid", "fts", "vector")
 # returns keyword results with a warning unless vectors were asked for (--vec-only),
 # "fts-only" does the same, "error" fails (exit 2).
 FALLBACKS = ("auto", "error", "fts-only")
+# The most results a search returns: more than anyone reads, and SQLite's LIMIT takes 64-bit
+# integers only.
+MAX_TOP_K = 10_000
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..commandline.parser import int_in
 from ..commandline.search import add_search_command, from_arguments
-from ..core.request import MAX_TOP_K
+from ..models import MAX_TOP_K
 from .runtime import knowledge, load_settings
 
 

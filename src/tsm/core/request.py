@@ -18,13 +18,10 @@ from dataclasses import Field, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidQuery, UserError
-from ..models import DOCUMENT_TYPES, FALLBACKS, SEARCH_MODES
+from ..models import DOCUMENT_TYPES, FALLBACKS, MAX_TOP_K, SEARCH_MODES
 
 if TYPE_CHECKING:
     from ..search.query import Query
-
-# More results than anyone reads; and SQLite's LIMIT takes 64-bit integers only.
-MAX_TOP_K = 10_000
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InvalidQuery
 from ..models import DOCUMENT_TYPES as TYPES
-from ..models import FALLBACKS
+from ..models import FALLBACKS, MAX_TOP_K
 from ..models import SEARCH_MODES as MODES
 from .dates import extract_dates, parse_date_flag, parse_recent
 
@@ -77,8 +77,6 @@ class Query:
     include_content: int = 0
 
 
-# More results than anyone reads; and SQLite's LIMIT takes 64-bit integers only (issue 14/11).
-MAX_TOP_K = 10_000
 # A paragraph is a few hundred characters. A search's time grows with its words (a 100,000-
 # character query took 2 s, a 1 MB one through MCP about 10 s): past this it is a document
 # pasted by mistake, and an error says so rather than a long wait.
