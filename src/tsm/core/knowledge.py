@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import Settings
-from ..embed import Embedder, get_embedder
+from ..embed import Embedder, get_embedder, use_bulk_threads
 from ..embed.names import model_name_of
 from ..indexing import IndexReport, Progress, embed_pending, index_paths
 from ..models import SearchResult
@@ -118,6 +118,8 @@ class LocalKnowledge:
         self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None
     ) -> IndexReport:
         conn = self.conn(create=True)
+        if embed and not self._embedder_loaded:
+            use_bulk_threads()  # this process embeds documents in bulk: more threads
         embedder = self.embedder() if embed else None
         if self.settings.get("search.bridge"):
             from ..search.lexicon import load_lexicon
