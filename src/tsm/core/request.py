@@ -89,12 +89,13 @@ class SearchRequest:
         return cls(**values)
 
     @classmethod
-    def for_warm_up(cls) -> SearchRequest:
+    def for_warm_up(cls, mode: str = "hybrid") -> SearchRequest:
         """A throw-away search that loads the tokenizer's dictionary, the model and the
-        vector matrix, so that a long-lived process answers its first real search warm."""
+        vector matrix (`mode` "fts": the keyword side alone), so that a long-lived process
+        answers its first real search warm."""
         from ..search.query import WARM_UP_QUERY
 
-        return cls(WARM_UP_QUERY, top_k=1, fallback="fts-only")
+        return cls(WARM_UP_QUERY, top_k=1, mode=mode, fallback="fts-only")
 
 
 _LISTS = ("paths", "tags", "types", "categories")

@@ -123,6 +123,9 @@ class Handlers:
         self.writer: Writer
         self.backfill: Backfill
         self.watcher: Watcher | None = None
+        # Set once the warm-up has loaded the model and the vectors (or given up): until then
+        # a search does not wait for them (search.engine.SearchContext.wait_for_vectors).
+        self.warm = threading.Event()
 
     def start(self, log_stream: IO[Any] | None) -> None:
         from .writer import Backfill, Writer
@@ -140,7 +143,20 @@ class Handlers:
 
             # the writer wakes the backfill
             self.watcher = Watcher(self.settings, self.writer, self.still_current)
+        self._warm_keywords()
         threading.Thread(target=self._warm_up, name="tsm-warm-up", daemon=True).start()
+
+    def _warm_keywords(self) -> None:
+        """A keyword search before the daemon answers anyone: the first real search then
+        finds the tokenizer's dictionary and the search code loaded, and while the model
+        and the vectors load (`_warm_up`) it answers from its keywords at once."""
+        started = time.perf_counter()
+        try:
+            with self.local(wait_for_vectors=True) as knowledge:
+                knowledge.warm_up("fts")
+        except Exception:  # an optimisation only: the real searches report real errors
+            log.warning("keyword warm-up search failed", exc_info=True)
+        log.info("keyword warm-up took %.0f ms", (time.perf_counter() - started) * 1000)
 
     def _warm_up(self) -> None:
         """One throw-away search (core: LocalKnowledge.warm_up), so the first real one finds
@@ -148,10 +164,12 @@ class Handlers:
         loaded."""
         started = time.perf_counter()
         try:
-            with self.local() as knowledge:
+            with self.local(wait_for_vectors=True) as knowledge:
                 knowledge.warm_up()
         except Exception:  # an optimisation only: the real searches report real errors
             log.warning("warm-up search failed", exc_info=True)
+        finally:
+            self.warm.set()
         log.info("warm-up took %.0f ms", (time.perf_counter() - started) * 1000)
 
     def stop(self) -> None:
@@ -180,11 +198,16 @@ class Handlers:
                 conn.close()
 
     @contextmanager
-    def local(self) -> Iterator[LocalKnowledge]:
-        """The core on a pooled read connection, with the query worker as its model."""
+    def local(self, wait_for_vectors: bool | None = None) -> Iterator[LocalKnowledge]:
+        """The core on a pooled read connection, with the query worker as its model; its
+        searches wait for the model and the vectors once the warm-up has loaded them."""
+        wait = self.warm.is_set() if wait_for_vectors is None else wait_for_vectors
         with self.reader() as conn:
             yield LocalKnowledge(
-                self.settings, embedder=cast("Embedder | None", self.embedders.query), conn=conn
+                self.settings,
+                embedder=cast("Embedder | None", self.embedders.query),
+                conn=conn,
+                wait_for_vectors=wait,
             )
 
     # -- dispatch -------------------------------------------------------------------------
@@ -278,6 +301,7 @@ class Handlers:
             "protocol": protocol.VERSION,
             "config": self.fingerprint,
             "started_at": self.server.started,
+            "warm": self.warm.is_set(),
         }
 
     def op_search(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -378,6 +402,8 @@ class Handlers:
                 "socket": str(self.server.state.socket),
                 "requests": self.requests,
                 "searches": self.searches,
+                # False while the model and the vectors load: searches answer from keywords
+                "warm": self.warm.is_set(),
                 "connections": self.server.connection_stats(),
             },
             "embedder": self.embedders.status(),

@@ -138,6 +138,11 @@ class WorkerEmbedder:
         return self._call("queries", list(texts), timeout=600.0)
 
     # lifecycle ---------------------------------------------------------------------------
+    @property
+    def loading(self) -> bool:
+        """Whether the child is still loading its model (embed.still_loading)."""
+        return self.check() == "starting"
+
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Block until the model is loaded; raise EmbedderUnavailable if it never will be."""
         self._ready.wait(timeout)
