@@ -42,6 +42,9 @@ READ_POOL_SIZE = 8
 # for minutes; no one waits for it, so it is not failed (and never again asked) after the
 # query worker's 2 minutes.
 BACKFILL_LOAD_SECONDS = 3600.0
+# Once the backlog is done, the backfill worker (a second copy of the model, ~300 MB) is
+# closed after this long without work (TSM_BACKFILL_IDLE_SECONDS); new chunks start it again.
+BACKFILL_IDLE_SECONDS = 60.0
 
 
 def _error_reply(exc: TsmError) -> dict[str, Any]:
@@ -63,12 +66,25 @@ class EmbedderHost:
         self.spec = spec
         self._log = log_stream
         self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self.idle_seconds = float(
+            os.environ.get("TSM_BACKFILL_IDLE_SECONDS") or BACKFILL_IDLE_SECONDS
+        )
         self.query: WorkerEmbedder | None = None
         self.docs: WorkerEmbedder | None = None
         if spec not in ("none", ""):
             from ..embed.worker import WorkerEmbedder
 
             self.query = WorkerEmbedder(spec, "query", stderr=log_stream)
+            threading.Thread(target=self._release_idle, name="tsm-embed-idle", daemon=True).start()
+
+    def _release_idle(self) -> None:
+        """Close the backfill worker once it has had no work for `idle_seconds`."""
+        while not self._closing.wait(min(10.0, max(0.1, self.idle_seconds / 4))):
+            with self._lock:
+                if self.docs is not None and self.docs.close_if_idle(self.idle_seconds):
+                    log.info("backfill worker %s closed after its idle time", self.docs.pid)
+                    self.docs = None
 
     def model_name(self) -> str | None:
         """The vectors' model name (waits for the query worker); None without a model."""
@@ -103,6 +119,7 @@ class EmbedderHost:
         return {"state": state, "model_spec": self.spec, "workers": workers}
 
     def close(self) -> None:
+        self._closing.set()
         for worker in (self.query, self.docs):
             if worker is not None:
                 worker.close()

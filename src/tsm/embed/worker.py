@@ -99,6 +99,7 @@ class WorkerEmbedder:
         self._name: str | None = None
         self._dim = 0
         self.engine: str | None = None  # the engine that answered the last call (status)
+        self._last_used = time.monotonic()  # the end of the last call (close_if_idle)
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._proc = subprocess.Popen(
@@ -172,6 +173,20 @@ class WorkerEmbedder:
             "engine": self.engine,
         }
 
+    def close_if_idle(self, seconds: float) -> bool:
+        """Close the child if no call is running and none ended in the last `seconds`;
+        whether it was closed (a later call then raises EmbedderUnavailable)."""
+        if not self._lock.acquire(blocking=False):
+            return False  # a call is running
+        try:
+            if self.state == "starting" or time.monotonic() - self._last_used < seconds:
+                return False
+            self.close()
+            self._mark("released", "idle: closed until there is work again")
+            return True
+        finally:
+            self._lock.release()
+
     def close(self) -> None:
         if self._proc.poll() is None:
             try:
@@ -221,6 +236,7 @@ class WorkerEmbedder:
                     raise EmbedderUnavailable(f"the embedding model failed: {head.get('error')}")
                 data = self._read_frame(deadline)
                 self.engine = head.get("engine")
+                self._last_used = time.monotonic()
             except EmbedderUnavailable:
                 raise
             except Exception as exc:  # broken pipe, EOF, timeout: the child is gone or stuck
