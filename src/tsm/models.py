@@ -167,6 +167,10 @@ class SearchResult:
     took_ms: float
     filters: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # What the vector side did: "used", "loading" (the daemon was still loading the model or
+    # the vectors, so keywords answered without waiting), "unavailable" (no model, no
+    # vector yet, or a failure: the --fallback path) or "off" (not asked for).
+    vector_status: str = "off"
 
     @property
     def returned(self) -> int:

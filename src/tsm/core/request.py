@@ -255,12 +255,13 @@ class SearchRequest:
         return cls(**values)
 
     @classmethod
-    def for_warm_up(cls) -> SearchRequest:
+    def for_warm_up(cls, mode: str = "hybrid") -> SearchRequest:
         """A throw-away search that loads the tokenizer's dictionary, the model and the
-        vector matrix, so that a long-lived process answers its first real search warm."""
+        vector matrix (`mode` "fts": the keyword side alone), so that a long-lived process
+        answers its first real search warm."""
         from ..search.query import WARM_UP_QUERY
 
-        return cls(WARM_UP_QUERY, top_k=1, fallback="fts-only")
+        return cls(WARM_UP_QUERY, top_k=1, mode=mode, fallback="fts-only")
 
 
 def declared_options() -> Iterator[tuple[Field[Any], Option]]:
