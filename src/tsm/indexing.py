@@ -33,6 +33,7 @@ from .models import Document
 from .sources import SkipFile, discover, load_bytes, reader_for, walk
 from .sources.commit_dates import CommitDates
 from .sources.files import Reach, display, storable
+from .statedir import embedding_role
 from .store import documents, failures, vectors
 from .store.chunks import chunk_document_pairs
 from .store.connect import Connection, Transaction, is_postgres, pipelined
@@ -126,14 +127,20 @@ def index_paths(
                 conn, [rel], partial(_remove_vanished, conn, root, rel, old.id)
             )
     if embedder is not None:
-        embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
         # Searches compare hits with generic requests (search/relevance.py); embedding those
-        # once here, where the model is loaded anyway, spares the first search a second.
+        # once here, where the model is loaded anyway, spares the first search a second, and
+        # lets embedding store the noise level they give.
         from .search.relevance import generic_matrix
 
         generic_matrix(embedder, settings.state_dir / "cache")
-        if report.embedded:
-            _store_noise_level(settings, conn, embedder)
+        embed_pending(
+            conn,
+            embedder,
+            settings.get("embedding.batch_size"),
+            report,
+            progress,
+            role=settings.state_dir,
+        )
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
 
@@ -270,7 +277,14 @@ def ingest_session(
     old = documents.stored_file(conn, key) if storable(key) else None
     _index_session(settings, conn, path, key, old, report, named=True, within=within)
     if embedder is not None and report.indexed:
-        embed_pending(conn, embedder, settings.get("embedding.batch_size"), report, progress)
+        embed_pending(
+            conn,
+            embedder,
+            settings.get("embedding.batch_size"),
+            report,
+            progress,
+            role=settings.state_dir,
+        )
     report.took_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
 
@@ -740,7 +754,7 @@ def _with_date(
     return replace(doc, date=stamp, date_source="mtime")
 
 
-def _store_noise_level(settings: Settings, conn: Connection, embedder: Embedder) -> None:
+def _store_noise_level(conn: Connection, embedder: Embedder) -> None:
     """The prompt hook's noise level (search/relevance.py) over the vectors just written, kept
     in the index: a search without the daemon then reads it instead of computing it (a
     product over every vector, ~0.35 s per 40,000 chunks). Read a block of chunks at a time,
@@ -792,11 +806,36 @@ def embed_pending(
     report: IndexReport | None = None,
     progress: Progress | None = None,
     limit: int | None = None,
+    *,
+    role: Path | None = None,
 ) -> int:
-    """Embed chunk texts that have no vector for this model yet, one transaction per batch.
+    """Embed chunk texts that have no vector for this model yet (at most `limit`), one
+    transaction per batch, then keep the books: orphan vectors dropped, the rate `tsm
+    status` shows, the count of texts ever embedded, and the noise level once none is left.
+    This is the one function that writes vectors, in-process and in the daemon alike.
 
-    A model failure stops embedding with a warning; FTS results stay intact.
+    `role`: the state dir whose embedding role (statedir.embedding_role) to hold, waiting
+    for another process that holds it: the pending list is read under it, so no text is
+    embedded by two processes. A model failure stops embedding with a warning; FTS results
+    stay intact.
     """
+    if role is None:
+        return _embed_pending(conn, embedder, batch_size, report, progress, limit)
+    with embedding_role(role):
+        return _embed_pending(conn, embedder, batch_size, report, progress, limit)
+
+
+EMBEDDED_TEXTS = "embedded_texts"  # meta: texts embedded into this index, ever
+
+
+def _embed_pending(
+    conn: Connection,
+    embedder: Embedder,
+    batch_size: int,
+    report: IndexReport | None,
+    progress: Progress | None,
+    limit: int | None,
+) -> int:
     todo = vectors.pending_ids(conn, embedder.name)[:limit]
     done = 0
     started = time.monotonic()
@@ -841,7 +880,7 @@ def embed_pending(
         # Another writer may embed the same texts at once: the upsert keeps one vector per
         # (model, text), and a lost race (a deadlock) runs again.
         rows = list(zip((p.embed_hash for p in batch), matrix, strict=True))
-        _locked(conn, None, partial(vectors.store, conn, embedder.name, rows))
+        _locked(conn, None, partial(_store_batch, conn, embedder.name, rows))
         done += len(batch)
         if progress:
             progress(done, len(todo), "embedding")
@@ -856,4 +895,17 @@ def embed_pending(
             vectors.set_meta(conn, "embed_rate_at", dt.datetime.now().isoformat("T", "seconds"))
 
     _locked(conn, None, finish)
+    if done and not vectors.pending(conn, embedder.name, 1):
+        _store_noise_level(conn, embedder)
     return done
+
+
+def _store_batch(conn: Connection, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+    """One batch's vectors and the count of texts ever embedded, in one transaction."""
+    vectors.store(conn, model, rows)
+    vectors.add_to_meta(conn, EMBEDDED_TEXTS, len(rows))
+
+
+def drop_orphan_vectors(conn: Connection) -> int:
+    """The bookkeeping of an embedding run with nothing to embed (no model at hand)."""
+    return _locked(conn, None, partial(vectors.drop_orphans, conn))

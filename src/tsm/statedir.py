@@ -482,3 +482,52 @@ def tighten_db_files(db_path: Path) -> None:
                 os.chmod(path, PRIVATE_FILE)
         except OSError:
             continue
+
+
+EMBED_ROLE_FILE = "embed.lock"
+# The roles this process holds: state dir -> [lock descriptor, holders]. The role belongs to
+# a process: a daemon's backfill thread takes it and its writer thread embeds under it.
+_roles: dict[Path, list[int]] = {}
+_roles_lock = threading.Lock()
+
+
+@contextmanager
+def embedding_role(state_dir: Path, *, wait: bool = True) -> Iterator[bool]:
+    """Hold the index's embedding role while inside: one process at a time reads the chunks
+    that lack a vector and embeds them, so no text is embedded by two processes (`tsm index`
+    and a daemon started meanwhile). Yields False, holding nothing, when `wait` is off and
+    another process holds it. The kernel drops the lock with the process, so a crash never
+    leaves it held. Without a state dir no daemon runs for the index: there is no one to
+    exclude."""
+    import fcntl
+
+    key = Path(state_dir)
+    with _roles_lock:
+        mine = _roles.get(key)
+        if mine is not None:
+            mine[1] += 1
+    if mine is None:
+        if not os.path.isdir(key):
+            yield True
+            return
+        fd = open_private(key / EMBED_ROLE_FILE, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            yield False
+            return
+        except BaseException:
+            os.close(fd)
+            raise
+        with _roles_lock:
+            mine = _roles.setdefault(key, [fd, 0])
+            mine[1] += 1
+    try:
+        yield True
+    finally:
+        with _roles_lock:
+            mine[1] -= 1
+            if mine[1] == 0:
+                del _roles[key]
+                os.close(mine[0])  # closing the only descriptor releases the lock

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .socketpath import socket_path
 
@@ -99,6 +99,14 @@ class IgnoreRules:
 
     def ignored(self, rel: str, is_dir: bool = False) -> bool:
         return self._spec.match_file(rel + "/" if is_dir else rel)
+
+    def ignored_within(self, rel: str, is_dir: bool = False) -> bool:
+        """Ignored itself or inside an ignored folder (a file watcher sees a path alone, not
+        the walk down to it that would have skipped the folder)."""
+        parts = PurePosixPath(rel).parts
+        if any(self.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts))):
+            return True
+        return self.ignored(rel, is_dir=is_dir)
 
 
 def _nonblocking(path: str, flags: int) -> int:

@@ -1,5 +1,5 @@
 """`tsm export FILE` and `tsm import FILE [--replace]`: an index moved between stores
-(core/transfer.py does the work; this only parses and formats)."""
+(the core does the work, core/transfer.py; this only parses and formats)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .runtime import emit, load_settings
+from .runtime import emit, knowledge
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -41,9 +41,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..core.transfer import export_index
-
-    report = export_index(load_settings(), args.file)
+    report = knowledge().export_index(args.file)
     emit(
         args,
         asdict(report),
@@ -55,9 +53,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..core.transfer import import_index
-
-    report = import_index(load_settings(), args.file, replace=args.replace)
+    report = knowledge().import_index(args.file, replace=args.replace)
     replaced = (
         f" (replacing {report.replaced_documents} documents)" if report.replaced_documents else ""
     )

@@ -17,9 +17,10 @@ from .remote import RemoteKnowledge, Unavailable
 if TYPE_CHECKING:
     from ..config import Settings
     from ..core.doctor import DoctorReport
-    from ..core.knowledge import LocalKnowledge, Status
+    from ..core.knowledge import Knowledge, LocalKnowledge, Status
     from ..core.reindex import ReindexReport
     from ..core.request import SearchRequest
+    from ..core.transfer import ExportReport, ImportReport
     from ..indexing import IndexReport, Progress
     from ..models import SearchResult
     from ..store.catalog import DocumentInfo, DocumentSummary, DocumentText, TagCount
@@ -32,8 +33,9 @@ class Client:
 
     `autostart`: start a daemon when none runs (searches do, when an index exists; the
     first search waits at most AUTOSTART_WAIT for it and otherwise runs in-process).
-    Reads that need no model (list, tags, info, get) are always answered in-process: the
-    same SQLite file, without a round trip."""
+    Reads that need no model (list, tags, info, get), export and import, and the rebuild
+    (which stops the daemon) are always answered in-process: the same store, without a
+    round trip."""
 
     def __init__(
         self,
@@ -137,14 +139,17 @@ class Client:
 
     def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
         """Stop the daemon, rebuild beside the old index, swap it in (core/rebuild.py)."""
-        from ..core import rebuild
-
-        return rebuild.rebuild(self.settings, progress, lifecycle.Lifecycle(self.settings))
+        return self.local().rebuild(progress, daemon=lifecycle.Lifecycle(self.settings))
 
     def rebuild_plan(self) -> dict[str, Any]:
-        from ..core import rebuild
+        return self.local().rebuild_plan(lifecycle.daemon_state(self.settings)["state"])
 
-        return rebuild.plan(self.settings, lifecycle.daemon_state(self.settings)["state"])
+    def export_index(self, file: Path) -> ExportReport:
+        """In-process: it reads the store as it is, with or without a daemon."""
+        return self.local().export_index(file)
+
+    def import_index(self, file: Path, *, replace: bool = False) -> ImportReport:
+        return self.local().import_index(file, replace=replace)
 
     def init(self) -> dict[str, list[str]]:
         return self.local().init()
@@ -211,3 +216,10 @@ def connect(
     `make_local`: builds its in-process core (the MCP server's threads share one model)."""
     autostart = searching and bool(settings.get("daemon.autostart")) and settings.has_index
     return Client(settings, autostart=autostart, make_local=make_local)
+
+
+if TYPE_CHECKING:
+
+    def _every_operation(client: Client) -> Knowledge:
+        """mypy's check that the client answers every operation of the core."""
+        return client

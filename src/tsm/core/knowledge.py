@@ -12,27 +12,33 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..config import Settings
 from ..embed import Embedder, get_embedder, use_bulk_threads
 from ..embed.names import model_name_of
-from ..indexing import IndexReport, Progress, embed_pending, index_paths
+from ..errors import TsmError
+from ..indexing import IndexReport, Progress
 from ..models import SearchResult
 from ..statedir import open_private, private_dir
 from ..store import catalog
 from ..store.connect import Connection, open_store
-from .reindex import ReindexReport, check_target, drop_vectors, fts_batches, rebuild_fts
+from . import jobs
+from .reindex import ReindexReport, check_target
 from .request import SearchRequest
 from .scaffolds import scaffolds
 
 if TYPE_CHECKING:
     from ..search.query import Query
     from .doctor import DoctorReport
+    from .rebuild import DaemonControl
+    from .transfer import ExportReport, ImportReport
 
 
 class Knowledge(Protocol):
-    """The operations of tsm, whoever runs them."""
+    """The operations of tsm, whoever runs them: this process (LocalKnowledge), the daemon
+    over its socket (client/remote.py), or the client choosing between the two
+    (client/connect.py). The CLI, the daemon and the MCP server call nothing else."""
 
     settings: Settings
 
@@ -45,6 +51,24 @@ class Knowledge(Protocol):
     def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport: ...
 
     def reindex(self, target: str, progress: Progress | None = None) -> ReindexReport: ...
+
+    def rebuild_plan(self) -> dict[str, Any]: ...
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, Any]: ...
+
+    def init(self) -> dict[str, list[str]]: ...
+
+    def export_index(self, file: Path) -> ExportReport: ...
+
+    def import_index(self, file: Path, *, replace: bool = False) -> ImportReport: ...
+
+    def list_documents(self, type_: str | None = None) -> list[catalog.DocumentSummary]: ...
+
+    def tags(self) -> list[catalog.TagCount]: ...
+
+    def info(self, ref: str) -> catalog.DocumentInfo: ...
+
+    def get(self, ref: str) -> catalog.DocumentText: ...
 
     def status(self) -> Status: ...
 
@@ -91,6 +115,12 @@ class LocalKnowledge:
     def model_loaded(self) -> bool:
         return self._embedder_loaded and self._embedder is not None
 
+    def end_read(self) -> None:
+        """Leave no transaction open on the connection, so that a pooled one (the daemon's)
+        never holds an old snapshot of the index."""
+        if self._conn is not None and self._conn.in_transaction:
+            self._conn.rollback()
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -124,50 +154,79 @@ class LocalKnowledge:
         if self.settings.has_index:
             self.search(SearchRequest.for_warm_up(mode))
 
-    # -- writes ---------------------------------------------------------------------------
+    # -- writes: the core's jobs (core/jobs.py), run here and waited for ------------------
+    def run(self, job: jobs.Job, progress: Progress | None = None, embed: bool = True) -> Any:
+        """Run one job on this process's connection, embedding with its model if `embed`.
+        Only indexing creates an index where there is none."""
+        conn = self.conn(create=isinstance(job, jobs.IndexJob | jobs.IngestJob))
+        return jobs.run(job, self.settings, conn, self.embedder() if embed else None, progress)
+
     def index(
         self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None
     ) -> IndexReport:
-        conn = self.conn(create=True)
         if embed and not self._embedder_loaded:
             use_bulk_threads()  # this process embeds documents in bulk: more threads
-        embedder = self.embedder() if embed else None
         if self.settings.get("search.bridge"):
             from ..search.lexicon import load_lexicon
 
             load_lexicon()  # the first use reduces JMdict (seconds): here, not in a search
-        return index_paths(self.settings, conn, paths, embedder=embedder, progress=progress)
+        return cast(IndexReport, self.run(jobs.IndexJob(tuple(paths), embed), progress, embed))
 
     def ingest_session(self, path: Path, progress: Progress | None = None) -> IndexReport:
-        from ..indexing import ingest_session
-
-        return ingest_session(
-            self.settings, self.conn(create=True), path, self.embedder(), progress
-        )
+        return cast(IndexReport, self.run(jobs.IngestJob(path), progress))
 
     def embed_pending(self, progress: Progress | None = None) -> int:
-        embedder = self.embedder()
-        if embedder is None:
+        if self.embedder() is None:
             return 0
-        return embed_pending(
-            self.conn(), embedder, self.settings.get("embedding.batch_size"), None, progress
-        )
+        return int(self.run(jobs.EmbedJob(), progress))
 
     def reindex(self, target: str, progress: Progress | None = None) -> ReindexReport:
         """The daemon's reindex jobs, run here and waited for."""
         report = ReindexReport(check_target(target), background=False)
-        conn = self.conn()
-        if target in ("all", "fts"):
-            batches = fts_batches(conn)
-            for i, ids in enumerate(batches, start=1):
-                rebuild_fts(self.settings, ids)(conn)
+        planned: list[jobs.Job] = self.run(jobs.ReindexPlan(target), embed=False)
+        fts = [job for job in planned if isinstance(job, jobs.FtsJob)]
+        for i, job in enumerate(planned, start=1):
+            if isinstance(job, jobs.FtsJob):
+                self.run(job, embed=False)
                 if progress:
-                    progress(i, len(batches), "fts")
-            report.fts_documents = sum(len(b) for b in batches)
-        if target in ("all", "vectors"):
-            report.vectors_dropped = drop_vectors(conn)
-            report.embedded = self.embed_pending(progress)
+                    progress(i, len(fts), "fts")
+            elif isinstance(job, jobs.DropVectorsJob):
+                report.vectors_dropped = self.run(job, embed=False)
+            else:
+                report.embedded = self.embed_pending(progress)
+        if fts:
+            report.fts_documents = sum(len(job.doc_ids) for job in fts)
+        elif target in ("all", "fts"):
+            report.fts_documents = 0
         return report
+
+    def has_pending(self, model: str) -> bool:
+        """Whether any chunk still lacks a vector for `model`."""
+        return jobs.has_pending(self.conn(), model)
+
+    def rebuild_plan(self, daemon_state: str = "unknown") -> dict[str, Any]:
+        """What `rebuild --apply` would do; `daemon_state` as the client sees the daemon."""
+        from . import rebuild
+
+        return rebuild.plan(self.settings, daemon_state)
+
+    def rebuild(self, progress: Progress | None = None, *, daemon: DaemonControl) -> dict[str, Any]:
+        """Rebuild beside the old index and swap it in (core/rebuild.py); `daemon` stops the
+        daemon first and keeps another from starting meanwhile (client/lifecycle.py)."""
+        from . import rebuild
+
+        self.close()  # the swap replaces the file this connection reads
+        return rebuild.rebuild(self.settings, progress, daemon)
+
+    def export_index(self, file: Path) -> ExportReport:
+        from .transfer import export_index
+
+        return export_index(self.settings, file)
+
+    def import_index(self, file: Path, *, replace: bool = False) -> ImportReport:
+        from .transfer import import_index
+
+        return import_index(self.settings, file, replace=replace)
 
     def init(self) -> dict[str, list[str]]:
         """Create the state dir, the DB and commented scaffolds; never overwrite a file."""
@@ -229,6 +288,14 @@ class LocalKnowledge:
         return catalog.document_text(
             self.conn(), ref, index_root=self.settings.index_root, cwd=Path.cwd()
         )
+
+
+def known_failure(exc: BaseException, settings: Settings) -> TsmError | None:
+    """The TsmError an exception from the store stands for (a full disk, a locked or corrupt
+    DB), or None for a bug."""
+    from ..store.failures import translate
+
+    return translate(exc, settings.store_key)
 
 
 @dataclass(frozen=True)

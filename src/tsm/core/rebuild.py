@@ -96,22 +96,23 @@ def rebuild(settings: Settings, progress: Progress | None, daemon: DaemonControl
 
 
 def _build(settings: Settings, new: Path, progress: Progress | None) -> dict[str, Any]:
-    from .knowledge import LocalKnowledge
+    from ..store.connect import open_store
+    from .jobs import IndexJob, run
 
     _remove_db_files(new)  # left by a rebuild that was killed: we hold the lock
     old = settings.db_path if settings.db_path.exists() else None
     known, old_problem = _known_sessions(old) if old else ([], None)
-    local = LocalKnowledge(dataclasses.replace(settings, db_path=new))
+    building = dataclasses.replace(settings, db_path=new)
+    conn = open_store(building, create=True)
     try:
-        report = local.index(embed=False, progress=progress)
-        conn = local.conn()
         if not isinstance(conn, sqlite3.Connection):  # refuse_server_store let it through
             raise TypeError("rebuild builds an SQLite file")
-        sessions = _restore_sessions(local.settings, conn, known, old, report)
+        report = run(IndexJob(embed=False), building, conn, None, progress)
+        sessions = _restore_sessions(building, conn, known, old, report)
         reused = _reuse_vectors(conn, old) if old and not old_problem else 0
         leave_wal(conn)  # fold the WAL in: one file to rename
     finally:
-        local.close()
+        conn.close()
     warnings = list(report.warnings)
     if old_problem:
         warnings.append(
@@ -262,12 +263,18 @@ def _release_wal(db: Path) -> None:
 def _embed(settings: Settings, warnings: list[str], progress: Progress | None) -> int:
     """Embed what the old index had no vector for, in the swapped-in index; a failure here
     loses nothing (keyword search works, `tsm index` embeds the rest later)."""
+    from ..embed import get_embedder
+    from ..store.connect import open_store
     from ..store.failures import translate
-    from .knowledge import LocalKnowledge
+    from .jobs import EmbedJob, run
 
-    local = LocalKnowledge(settings)
+    conn = None
     try:
-        return int(local.embed_pending(progress))
+        embedder = get_embedder(settings.embedder)
+        if embedder is None:
+            return 0
+        conn = open_store(settings)
+        return int(run(EmbedJob(), settings, conn, embedder, progress))
     except Exception as exc:
         error = exc if isinstance(exc, TsmError) else translate(exc, settings.db_path)
         if error is None:
@@ -278,7 +285,8 @@ def _embed(settings: Settings, warnings: list[str], progress: Progress | None) -
         )
         return 0
     finally:
-        local.close()
+        if conn is not None:
+            conn.close()
 
 
 def _failed(exc: BaseException, db: Path, new: Path) -> TsmError:

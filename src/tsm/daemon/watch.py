@@ -1,6 +1,7 @@
-"""The file watcher: changes under the index root (watchfiles), debounced, become writer jobs
-that index exactly the changed paths. A job looks at the files as they are when it runs, so
-a burst of creations and deletions ends in the right state whatever order events arrive in.
+"""The file watcher: changes under the index root (watchfiles), debounced, become the core's
+index jobs (core/jobs.IndexJob, `changes`) on the writer, for exactly the changed paths. A
+job looks at the files as they are when it runs, so a burst of creations and deletions ends
+in the right state whatever order events arrive in.
 The writer wakes the embedding backfill after each job that wrote chunks (daemon/writer.py).
 
 Events before the watches exist are lost: files edited while the daemon was stopped, or in
@@ -13,14 +14,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..config import Settings
-from ..errors import UserError
-from ..sources import reader_for
-from ..store import documents
-from ..store.connect import Connection
+from ..core.jobs import IndexJob, indexable
 from ..workspace import IGNORE_FILE, IgnoreRules
 from .writer import Writer
 
@@ -36,7 +35,7 @@ class Watcher:
 
     def __init__(self, settings: Settings, writer: Writer, current: Callable[[], bool]) -> None:
         self.settings = settings
-        # Whether `settings` still hold (daemon/handlers.still_current): asked before each
+        # Whether `settings` still hold (daemon/freshness.still_current): asked before each
         # run, so that no run walks folders by what tsm.toml and the links in them said at
         # start-up.
         self.current = current
@@ -109,7 +108,7 @@ class Watcher:
         self.state, self.detail = "polling", why
         for _ in range(POLL_ROUNDS):
             try:
-                self.writer.submit("watch: scan", self._catch_up).result()
+                self._catch_up().result()
             except Exception:  # the writer logged it; the next round tries again
                 pass
             if self._stop.wait(POLL_S):
@@ -122,7 +121,7 @@ class Watcher:
         the sign: the daemon's own DB and log writes are events too, filtered out."""
         if not self._catch_up_queued:
             self._catch_up_queued = True
-            self.writer.submit("watch: catch-up scan", self._catch_up)
+            self._catch_up()
 
     def _interesting(self, change: Any, path: str) -> bool:
         """Cheap pre-filter: drop ignored paths (the state dir above all, or every DB write
@@ -135,15 +134,12 @@ class Watcher:
             return True
         if self._ignored(rel):
             return False
-        return bool(reader_for(Path(path))) or not PurePosixPath(rel).suffix
+        return indexable(Path(path)) or not PurePosixPath(rel).suffix
 
-    def _ignored(self, rel: str, is_dir: bool = False) -> bool:
-        """Ignored itself or inside an ignored folder (checked with the current rules: a
-        .tsmignore edited in the same burst applies to the rest of it)."""
-        parts = PurePosixPath(rel).parts
-        if any(self.rules.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts))):
-            return True
-        return self.rules.ignored(rel, is_dir=is_dir)
+    def _ignored(self, rel: str) -> bool:
+        """Checked with the current rules: a .tsmignore edited in the same burst applies to
+        the rest of it."""
+        return self.rules.ignored_within(rel)
 
     def _rel(self, path: Path) -> str | None:
         try:
@@ -161,52 +157,25 @@ class Watcher:
         self.batches += 1
         self.paths_seen += len(paths)
         log.info("watcher: %d changed paths", len(paths))
-        self.writer.submit(f"watch: {len(paths)} paths", lambda conn: self._index(conn, paths))
+        job = IndexJob(tuple(sorted(paths)), embed=False, changes=True)
+        self.writer.submit(job, when=self.current)
 
-    def _catch_up(self, conn: Connection) -> None:
-        """What changed before the watches existed. Only for a root indexed before: a daemon
-        never turns a folder nobody indexed into an index."""
-        from ..indexing import index_paths
+    def _catch_up(self) -> Future[Any]:
+        """What changed before the watches existed: one incremental scan of the root."""
+        future = self.writer.submit(IndexJob((), embed=False, changes=True), when=self.current)
+        future.add_done_callback(self._caught_up)
+        return future
 
-        try:
-            if not documents.has_any(conn) or not self.current():
-                return
-            report = index_paths(self.settings, conn)
-            if report.indexed or report.removed or report.renamed:
-                log.info(
-                    "watcher: catch-up indexed %d, removed %d, renamed %d",
-                    report.indexed,
-                    report.removed,
-                    report.renamed,
-                )
-        finally:
-            self.caught_up = True
-
-    def _index(self, conn: Connection, paths: set[Path]) -> None:
-        """Index what exists, drop what vanished, skip what was never indexed."""
-        from ..indexing import index_paths
-
-        targets = [p for p in sorted(paths) if self._wanted(conn, p)]
-        if not targets or not self.current():
-            return
-        try:
-            index_paths(self.settings, conn, targets)
-        except UserError:  # a path vanished after we looked: do them one by one
-            for path in targets:
-                try:
-                    index_paths(self.settings, conn, [path])
-                except UserError as exc:
-                    log.info("watcher: skipped %s: %s", path, exc.message)
-
-    def _wanted(self, conn: Connection, path: Path) -> bool:
-        rel = self._rel(path)
-        if rel is None:
-            return False
-        if path.is_dir():
-            return not self._ignored(rel, is_dir=True)
-        if path.exists():
-            return bool(reader_for(path)) and not self._ignored(rel)
-        return documents.has_under(conn, rel, itself=True)  # gone: a file or folder we hold
+    def _caught_up(self, future: Future[Any]) -> None:
+        self.caught_up = True
+        report = None if future.exception() else future.result()
+        if report is not None and (report.indexed or report.removed or report.renamed):
+            log.info(
+                "watcher: catch-up indexed %d, removed %d, renamed %d",
+                report.indexed,
+                report.removed,
+                report.renamed,
+            )
 
 
 def _undecodable_name(exc: Exception) -> bool:

@@ -331,6 +331,15 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
     )
 
 
+def add_to_meta(conn: Connection, key: str, n: int) -> None:
+    """Add `n` to a counter kept in meta, in one statement (two writers never lose a count)."""
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+        "SET value = CAST(CAST(meta.value AS INTEGER) + ? AS TEXT)",
+        (key, str(n), n),
+    )
+
+
 def drop_all(conn: Connection) -> int:
     """Forget every vector of every model; returns how many there were."""
     count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
