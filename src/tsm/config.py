@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from . import locate
 from .errors import ConfigError
+from .models import MAX_TOP_K
 
 CONFIG_FILE = locate.CONFIG_FILE
 
@@ -183,7 +184,7 @@ _BY_KEY = {s.key: s for s in SETTINGS}
 # the product of a status weight and a folder weight stays finite.
 MAX_WEIGHT = 1_000_000
 BOUNDS: dict[str, tuple[float, float]] = {
-    "search.top_k": (1, 10_000),  # as `-k` (core/request.MAX_TOP_K)
+    "search.top_k": (1, MAX_TOP_K),  # as `-k`
     "search.rrf_k": (0, 1_000_000),
     "search.candidates": (1, 100_000),
     "search.keyword_parity": (0, 1_000),

@@ -74,6 +74,11 @@ class EmbedderUnavailable(SystemFailure):
     """The embedding model cannot be loaded or has crashed."""
 
 
+class VectorsLoading(EmbedderUnavailable):
+    """The model or the vector index is still loading (a daemon that has just started): a
+    search that may go without vectors is answered from its keywords meanwhile."""
+
+
 class DaemonUnreachable(SystemFailure):
     """The daemon did not answer, even after a retry."""
 

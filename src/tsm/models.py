@@ -6,6 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# The words of a search that every interface offers (core/request.py) and the query
+# builder checks (search/query.py).
+DOCUMENT_TYPES = ("markdown", "pdf", "text", "session")
+SEARCH_MODES = ("hybrid", "fts", "vector")
+# When vectors are unavailable (no model, or no chunk embedded yet): "auto" (the default)
+# returns keyword results with a warning unless vectors were asked for (--vec-only),
+# "fts-only" does the same, "error" fails (exit 2).
+FALLBACKS = ("auto", "error", "fts-only")
+# The most results a search returns: more than anyone reads, and SQLite's LIMIT takes 64-bit
+# integers only.
+MAX_TOP_K = 10_000
+
 
 @dataclass(frozen=True)
 class Link:
@@ -155,6 +167,10 @@ class SearchResult:
     took_ms: float
     filters: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # What the vector side did: "used", "loading" (the daemon was still loading the model or
+    # the vectors, so keywords answered without waiting), "unavailable" (no model, no
+    # vector yet, or a failure: the --fallback path) or "off" (not asked for).
+    vector_status: str = "off"
 
     @property
     def returned(self) -> int:

@@ -126,6 +126,9 @@ class Harness:
         )
         log.close()
         wait_for(self.answers, timeout, "the daemon to answer")
+        # Until then a search answers from its keywords alone (search/engine.py), and the
+        # tests compare the daemon's answers with the in-process core's.
+        wait_for(self.warm, timeout, "the daemon to load its model and vectors")
 
     def answers(self) -> bool:
         try:
@@ -133,6 +136,9 @@ class Harness:
             return True
         except OSError:
             return False
+
+    def warm(self) -> bool:
+        return bool(self.request({"v": 2, "op": "ping", "args": {}})["result"].get("warm"))
 
     def status(self) -> dict[str, Any]:
         result = self.cli("status", "-f", "json", timeout=60)

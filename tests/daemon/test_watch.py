@@ -183,3 +183,27 @@ def test_a_burst_of_500_files_created_then_deleted(daemon: Harness) -> None:
     daemon.cli("status", "-f", "json")
     wait_for(lambda: daemon.status()["queue"]["writer_jobs"] == 0, 120, "an idle writer")
     assert paths(daemon) == before | {"marker.md"}
+
+
+def backfill_pids(h: Harness) -> list[int]:
+    workers = h.status()["embedder"]["workers"]
+    return [w["pid"] for w in workers if w["role"] == "backfill"]
+
+
+def test_the_backfill_worker_is_closed_once_idle_and_comes_back(harness: Harness) -> None:
+    """Issue 32 item 5: the backfill worker (a second copy of the model) stayed loaded after
+    the backlog was done. Now it is closed after its idle time (here 1 s) and started again
+    when new chunks need vectors."""
+    harness.env["TSM_BACKFILL_IDLE_SECONDS"] = "1"
+    harness.start("--no-watch")
+    for name, text in (
+        ("egret", "# Egrets\n\nThe little egret stirs the mud with its yellow feet.\n"),
+        ("avocet", "# Avocets\n\nThe avocet sweeps its upturned bill through shallow water.\n"),
+    ):
+        note = harness.root / "notes" / f"{name}.md"
+        note.write_text(text, encoding="utf-8")
+        assert harness.cli("index", "-f", "json", "--", str(note)).code == 0
+        wait_for(lambda: all_embedded(harness), EMBED_DEADLINE, f"the {name}'s vector", 1)
+        assert vector_top(harness, text.splitlines()[-1]) == f"notes/{name}.md"
+        wait_for(lambda: not backfill_pids(harness), EMBED_DEADLINE, "the worker to close", 0.5)
+    assert harness.status()["embedder"]["state"] == "ready"

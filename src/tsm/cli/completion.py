@@ -64,7 +64,7 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
 def offer_known_values(parser: argparse.ArgumentParser) -> None:
     """Flags whose values are checked after parsing (`--type`, for a clearer error than
     argparse's) get them as choices here, in this process only, so the scripts offer them."""
-    from ..search.query import TYPES
+    from ..models import DOCUMENT_TYPES as TYPES
 
     for _, command in subcommands(parser):
         for action in command._actions:

@@ -107,10 +107,6 @@ def run_index(args: argparse.Namespace) -> int:
                 "give one path per line (not `find -print0`)",
             )
     client = knowledge()
-    if not client.remote:
-        from ..embed import use_bulk_threads
-
-        use_bulk_threads()  # this process embeds documents only
     report = client.index(paths, embed=not args.no_embed, progress=progress_bar(args))
     # Which tsm indexes, for the plugin's hooks and the search skill, which may not find it
     # on PATH (`./scripts/demo` indexes with .venv/bin/tsm): launcher.py.

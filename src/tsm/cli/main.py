@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.request import (
+from ..commandline.parser import (
     ArgumentParser,
     format_option,
     output_format,
@@ -85,7 +85,7 @@ def _translated(exc: Exception) -> TsmError | None:
     anything else."""
     if not isinstance(exc, OSError) and not {"sqlite3", "psycopg"} & set(sys.modules):
         return None
-    from ..store.failures import translate
+    from ..core.failures import translate
     from .runtime import load_settings
 
     try:

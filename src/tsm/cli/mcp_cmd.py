@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from ..core.request import int_in
+from ..commandline.parser import int_in
 from ..errors import SystemFailure, UserError
 from .runtime import load_settings
 

@@ -1,5 +1,5 @@
-"""`tsm search`: its grammar is the core's (core/request.py), shared with the daemon that
-answers forwarded command lines (cli/entry.py)."""
+"""`tsm search`: its grammar (commandline/search.py, generated from the request's
+declaration) is shared with the daemon that answers forwarded command lines (cli/entry.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ import argparse
 import os
 from typing import Any
 
-from ..core.request import MAX_TOP_K, add_search_command, from_arguments, int_in
+from ..commandline.parser import int_in
+from ..commandline.search import add_search_command, from_arguments
+from ..models import MAX_TOP_K
 from .runtime import knowledge, load_settings
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = add_search_command(sub, parent)
-    # Here, not in the core's grammar: it needs this terminal, so the thin client never
+    # Here, not in the shared grammar: it needs this terminal, so the thin client never
     # forwards a command line holding it (cli/entry.py).
     p.add_argument(
         "--open",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import Settings
-from ..embed import Embedder, get_embedder
+from ..embed import Embedder, get_embedder, use_bulk_threads
 from ..embed.names import model_name_of
 from ..indexing import IndexReport, Progress, embed_pending, index_paths
 from ..models import SearchResult
@@ -55,15 +55,19 @@ class Knowledge(Protocol):
 
 class LocalKnowledge:
     """Every operation, in this process. `conn`: an open connection to use (the daemon lends
-    one of its WAL readers); `now`: a fixed clock for searches built without one."""
+    one of its WAL readers); `wait_for_vectors`: False while the daemon is still loading
+    its model and vectors, so a search answers from its keywords instead of waiting
+    (search.engine.SearchContext)."""
 
     def __init__(
         self,
         settings: Settings,
         embedder: Embedder | None = None,
         conn: Connection | None = None,
+        wait_for_vectors: bool = True,
     ) -> None:
         self.settings = settings
+        self.wait_for_vectors = wait_for_vectors
         self._conn: Connection | None = conn
         self._embedder = embedder
         self._embedder_loaded = embedder is not None
@@ -100,24 +104,33 @@ class LocalKnowledge:
         """A Query already parsed (benchmarks build their own)."""
         from ..search.engine import SearchContext, search
 
-        ctx = SearchContext(self.conn(), self.settings, self.embedder, now=now or dt.datetime.now())
+        ctx = SearchContext(
+            self.conn(),
+            self.settings,
+            self.embedder,
+            now=now or dt.datetime.now(),
+            wait_for_vectors=self.wait_for_vectors,
+        )
         result = search(ctx, query)
         warning = self.settings.trust_warning
         if warning is None:
             return result
         return replace(result, warnings=(warning, *result.warnings))
 
-    def warm_up(self) -> None:
-        """Load the tokenizer's dictionary, the model and the vector matrix now, so that the
-        first real search of a long-lived process (daemon, MCP server) answers warm."""
+    def warm_up(self, mode: str = "hybrid") -> None:
+        """Load the tokenizer's dictionary, the model and the vector matrix now (`mode`
+        "fts": what a keyword search needs, in a fraction of the time), so that the first
+        real search of a long-lived process (daemon, MCP server) answers warm."""
         if self.settings.has_index:
-            self.search(SearchRequest.for_warm_up())
+            self.search(SearchRequest.for_warm_up(mode))
 
     # -- writes ---------------------------------------------------------------------------
     def index(
         self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None
     ) -> IndexReport:
         conn = self.conn(create=True)
+        if embed and not self._embedder_loaded:
+            use_bulk_threads()  # this process embeds documents in bulk: more threads
         embedder = self.embedder() if embed else None
         if self.settings.get("search.bridge"):
             from ..search.lexicon import load_lexicon

@@ -42,6 +42,9 @@ READ_POOL_SIZE = 8
 # for minutes; no one waits for it, so it is not failed (and never again asked) after the
 # query worker's 2 minutes.
 BACKFILL_LOAD_SECONDS = 3600.0
+# Once the backlog is done, the backfill worker (a second copy of the model, ~300 MB) is
+# closed after this long without work (TSM_BACKFILL_IDLE_SECONDS); new chunks start it again.
+BACKFILL_IDLE_SECONDS = 60.0
 
 
 def _error_reply(exc: TsmError) -> dict[str, Any]:
@@ -63,12 +66,25 @@ class EmbedderHost:
         self.spec = spec
         self._log = log_stream
         self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self.idle_seconds = float(
+            os.environ.get("TSM_BACKFILL_IDLE_SECONDS") or BACKFILL_IDLE_SECONDS
+        )
         self.query: WorkerEmbedder | None = None
         self.docs: WorkerEmbedder | None = None
         if spec not in ("none", ""):
             from ..embed.worker import WorkerEmbedder
 
             self.query = WorkerEmbedder(spec, "query", stderr=log_stream)
+            threading.Thread(target=self._release_idle, name="tsm-embed-idle", daemon=True).start()
+
+    def _release_idle(self) -> None:
+        """Close the backfill worker once it has had no work for `idle_seconds`."""
+        while not self._closing.wait(min(10.0, max(0.1, self.idle_seconds / 4))):
+            with self._lock:
+                if self.docs is not None and self.docs.close_if_idle(self.idle_seconds):
+                    log.info("backfill worker %s closed after its idle time", self.docs.pid)
+                    self.docs = None
 
     def model_name(self) -> str | None:
         """The vectors' model name (waits for the query worker); None without a model."""
@@ -103,6 +119,7 @@ class EmbedderHost:
         return {"state": state, "model_spec": self.spec, "workers": workers}
 
     def close(self) -> None:
+        self._closing.set()
         for worker in (self.query, self.docs):
             if worker is not None:
                 worker.close()
@@ -123,6 +140,9 @@ class Handlers:
         self.writer: Writer
         self.backfill: Backfill
         self.watcher: Watcher | None = None
+        # Set once the warm-up has loaded the model and the vectors (or given up): until then
+        # a search does not wait for them (search.engine.SearchContext.wait_for_vectors).
+        self.warm = threading.Event()
 
     def start(self, log_stream: IO[Any] | None) -> None:
         from .writer import Backfill, Writer
@@ -140,7 +160,20 @@ class Handlers:
 
             # the writer wakes the backfill
             self.watcher = Watcher(self.settings, self.writer, self.still_current)
+        self._warm_keywords()
         threading.Thread(target=self._warm_up, name="tsm-warm-up", daemon=True).start()
+
+    def _warm_keywords(self) -> None:
+        """A keyword search before the daemon answers anyone: the first real search then
+        finds the tokenizer's dictionary and the search code loaded, and while the model
+        and the vectors load (`_warm_up`) it answers from its keywords at once."""
+        started = time.perf_counter()
+        try:
+            with self.local(wait_for_vectors=True) as knowledge:
+                knowledge.warm_up("fts")
+        except Exception:  # an optimisation only: the real searches report real errors
+            log.warning("keyword warm-up search failed", exc_info=True)
+        log.info("keyword warm-up took %.0f ms", (time.perf_counter() - started) * 1000)
 
     def _warm_up(self) -> None:
         """One throw-away search (core: LocalKnowledge.warm_up), so the first real one finds
@@ -148,10 +181,12 @@ class Handlers:
         loaded."""
         started = time.perf_counter()
         try:
-            with self.local() as knowledge:
+            with self.local(wait_for_vectors=True) as knowledge:
                 knowledge.warm_up()
         except Exception:  # an optimisation only: the real searches report real errors
             log.warning("warm-up search failed", exc_info=True)
+        finally:
+            self.warm.set()
         log.info("warm-up took %.0f ms", (time.perf_counter() - started) * 1000)
 
     def stop(self) -> None:
@@ -180,11 +215,16 @@ class Handlers:
                 conn.close()
 
     @contextmanager
-    def local(self) -> Iterator[LocalKnowledge]:
-        """The core on a pooled read connection, with the query worker as its model."""
+    def local(self, wait_for_vectors: bool | None = None) -> Iterator[LocalKnowledge]:
+        """The core on a pooled read connection, with the query worker as its model; its
+        searches wait for the model and the vectors once the warm-up has loaded them."""
+        wait = self.warm.is_set() if wait_for_vectors is None else wait_for_vectors
         with self.reader() as conn:
             yield LocalKnowledge(
-                self.settings, embedder=cast("Embedder | None", self.embedders.query), conn=conn
+                self.settings,
+                embedder=cast("Embedder | None", self.embedders.query),
+                conn=conn,
+                wait_for_vectors=wait,
             )
 
     # -- dispatch -------------------------------------------------------------------------
@@ -278,6 +318,7 @@ class Handlers:
             "protocol": protocol.VERSION,
             "config": self.fingerprint,
             "started_at": self.server.started,
+            "warm": self.warm.is_set(),
         }
 
     def op_search(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -378,6 +419,8 @@ class Handlers:
                 "socket": str(self.server.state.socket),
                 "requests": self.requests,
                 "searches": self.searches,
+                # False while the model and the vectors load: searches answer from keywords
+                "warm": self.warm.is_set(),
                 "connections": self.server.connection_stats(),
             },
             "embedder": self.embedders.status(),

@@ -23,6 +23,12 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
+def still_loading(embedder: Embedder) -> bool:
+    """Whether the model is still starting (the daemon's worker process before it greets):
+    a caller that must not wait can go without it meanwhile."""
+    return bool(getattr(embedder, "loading", False))
+
+
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Many queries at once: the backend's batch call when it has one (`embed_queries`),
     else one call per text."""

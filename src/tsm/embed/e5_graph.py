@@ -11,12 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from .e5_weights import E5Weights
+from .e5_weights import E5Weights, q4_parts
 
 
-def build_encoder(weights: E5Weights) -> Any:
+def build_encoder(weights: E5Weights, compressed: bool = False) -> Any:
     """An `openvino.Model` with inputs `embeds` [B, T, H] and `mask` [B, T] (1.0 / 0.0) and
-    output `pooled` [B, H]."""
+    output `pooled` [B, H]. `compressed`: the matrices stay 4-bit values in bytes with their
+    per-32 scales, dequantized inside each product (the runtime's weight decompression),
+    the same weights to the last bit in a sixth of the memory."""
     from .ov_import import openvino
 
     ov = openvino()
@@ -37,8 +39,19 @@ def build_encoder(weights: E5Weights) -> Any:
             const(weights.vector(f"{name}.b")),
         )
 
+    def matrix(name: str, rows: int, cols: int) -> Any:
+        if not compressed:
+            return const(weights.matrix(name, rows, cols))
+        values, scales = q4_parts(weights.tensors[name], rows, cols)
+        centred = ops.subtract(
+            ops.convert(ops.constant(values), np.float32),
+            ops.convert(ops.constant(np.uint8(8)), np.float32),
+        )
+        scaled = ops.multiply(centred, ops.convert(ops.constant(scales), np.float32))
+        return ops.reshape(scaled, ops.constant(np.array([rows, cols], dtype=np.int64)), False)
+
     def linear(x: Any, name: str, rows: int, cols: int) -> Any:
-        product = ops.matmul(x, const(weights.matrix(f"{name}.w", rows, cols)), False, True)
+        product = ops.matmul(x, matrix(f"{name}.w", rows, cols), False, True)
         return ops.add(product, const(weights.vector(f"{name}.b")))
 
     def split_heads(x: Any) -> Any:

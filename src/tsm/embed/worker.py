@@ -99,6 +99,7 @@ class WorkerEmbedder:
         self._name: str | None = None
         self._dim = 0
         self.engine: str | None = None  # the engine that answered the last call (status)
+        self._last_used = time.monotonic()  # the end of the last call (close_if_idle)
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._proc = subprocess.Popen(
@@ -138,6 +139,11 @@ class WorkerEmbedder:
         return self._call("queries", list(texts), timeout=600.0)
 
     # lifecycle ---------------------------------------------------------------------------
+    @property
+    def loading(self) -> bool:
+        """Whether the child is still loading its model (embed.still_loading)."""
+        return self.check() == "starting"
+
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Block until the model is loaded; raise EmbedderUnavailable if it never will be."""
         self._ready.wait(timeout)
@@ -166,6 +172,20 @@ class WorkerEmbedder:
             "role": self.role,
             "engine": self.engine,
         }
+
+    def close_if_idle(self, seconds: float) -> bool:
+        """Close the child if no call is running and none ended in the last `seconds`;
+        whether it was closed (a later call then raises EmbedderUnavailable)."""
+        if not self._lock.acquire(blocking=False):
+            return False  # a call is running
+        try:
+            if self.state == "starting" or time.monotonic() - self._last_used < seconds:
+                return False
+            self.close()
+            self._mark("released", "idle: closed until there is work again")
+            return True
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         if self._proc.poll() is None:
@@ -216,6 +236,7 @@ class WorkerEmbedder:
                     raise EmbedderUnavailable(f"the embedding model failed: {head.get('error')}")
                 data = self._read_frame(deadline)
                 self.engine = head.get("engine")
+                self._last_used = time.monotonic()
             except EmbedderUnavailable:
                 raise
             except Exception as exc:  # broken pipe, EOF, timeout: the child is gone or stuck

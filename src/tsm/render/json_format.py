@@ -40,6 +40,7 @@ def search_to_dict(result: SearchResult) -> dict[str, Any]:
         "took_ms": result.took_ms,
         "filters": result.filters,
         "warnings": list(result.warnings),
+        "vector_status": result.vector_status,
     }
 
 
@@ -54,6 +55,7 @@ def search_from_dict(data: dict[str, Any]) -> SearchResult:
         took_ms=data["took_ms"],
         filters=data.get("filters") or {},
         warnings=tuple(data.get("warnings") or ()),
+        vector_status=data.get("vector_status") or ("off" if data["mode"] == "fts" else "used"),
     )
 
 

