@@ -617,6 +617,116 @@ def holdout_second(names: list[str]) -> None:
         )
 
 
+# The language of each benchmark corpus's passages: the bridge counts only for a passage
+# in the other language than the query's words (bridge.across_languages), and every passage
+# of these corpora is in its corpus's language.
+CORPUS_LANGUAGE = {"cranfield": "en", "jaquad": "ja", "jaquad-para": "ja", "scifact": "en"}
+CORPUS_LANGUAGE["scifact-ja"] = "en"  # Japanese claims over the English abstracts
+
+
+def shipped(row: Row, corpus: str, **knobs: float | None) -> dict[str, float]:
+    """The fusion as search/ ships it, with knobs moved: the bridge only for a query in the
+    other language than the corpus, no near-synonyms (search.paraphrase is off)."""
+    language = CORPUS_LANGUAGE[corpus.split("_")[0]]
+    bridge = knobs.pop("bridge", None)
+    if row.get("lang") == language:
+        bridge = 0.0
+    return engine(row, bridge=bridge, synonym=0.0, **knobs)  # type: ignore[arg-type]
+
+
+def _splits(names: list[str]) -> dict[str, tuple[str, list[Row], dict]]:
+    """Every collected set, and each query language of a set that has two, as its own split."""
+    splits = {}
+    for name in names:
+        with (CACHE / f"tune_{name}.pkl").open("rb") as fh:
+            data = pickle.load(fh)
+        langs = sorted({r.get("lang") for r in data["rows"]})
+        splits[name] = (name, data["rows"], data["qrels"])
+        if len(langs) > 1:
+            for lang in langs:
+                rows = [r for r in data["rows"] if r.get("lang") == lang]
+                splits[f"{name} ({lang})"] = (name, rows, data["qrels"])
+    return splits
+
+
+LOO_GRID = {
+    "parity": (0.5, 0.6, 0.7, 0.8),
+    "power": (2.0, 3.0),
+    "typical_drop": (0.25, 0.3, 0.35),
+    "bridge": (0.6, 0.8, 1.0),
+    "k": (300, 1000),
+}
+LOO_SHIPPED = {"parity": 0.6, "power": 2.0, "typical_drop": 0.3, "bridge": 0.8, "k": 1000}
+
+
+def leave_one_out(names: list[str]) -> None:
+    """Leave-one-split-out over the fusion's constants (LOO_GRID): for each split held out
+    (a set, or one query language of a set), the variant chosen on the other splits (above
+    the better single signal on all of them first, then by mean nDCG@10 relative to it; a
+    split of a set held out takes its whole set out of the fitting), scored on the held-out
+    split beside fts-only, vector-only and the shipped fusion."""
+    import itertools
+
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    splits = _splits(names)
+
+    def ndcg(split: str, fn: Callable[[Row], dict[str, float]]) -> float:
+        _, rows, qrels = splits[split]
+        run = Run({r["q"]: (fn(r) or {"__none__": 0.0}) for r in rows})
+        return float(
+            ranx_evaluate(
+                Qrels({r["q"]: qrels[r["q"]] for r in rows}), run, "ndcg@10", make_comparable=True
+            )
+        )
+
+    singles = variants()
+    fts = {s: ndcg(s, singles["keywords only"]) for s in splits}
+    vec = {s: ndcg(s, singles["vectors only"]) for s in splits}
+    best = {s: max(fts[s], vec[s]) for s in splits}
+    keys = list(LOO_GRID)
+    scores: dict[tuple, dict[str, float]] = {}
+    for values in itertools.product(*LOO_GRID.values()):
+        knobs = dict(zip(keys, values, strict=True))
+        scores[values] = {
+            s: ndcg(s, lambda r, c=corpus, kn=knobs: shipped(r, c, **kn))
+            for s, (corpus, _, _) in splits.items()
+        }
+    now = tuple(LOO_SHIPPED[k] for k in keys)
+    print(f"grid: {LOO_GRID}; shipped: {LOO_SHIPPED}\n")
+    print(
+        "| held out | chosen (" + ", ".join(keys) + ") | fts | vector | shipped hybrid | "
+        "chosen hybrid | chosen − better single |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for out in splits:
+        corpus = splits[out][0]
+        rest = [s for s in splits if splits[s][0] != corpus]
+
+        def merit(key: tuple, rest: list[str] = rest) -> tuple[bool, float]:
+            s = scores[key]
+            return all(s[n] >= best[n] for n in rest), sum(s[n] / best[n] for n in rest)
+
+        chosen = max(scores, key=merit)
+        print(
+            f"| {out} | {chosen} | {fts[out]:.4f} | {vec[out]:.4f} | {scores[now][out]:.4f} | "
+            f"{scores[chosen][out]:.4f} | {scores[chosen][out] - best[out]:+.4f} |"
+        )
+    whole = max(
+        scores,
+        key=lambda key: (
+            all(scores[key][s] >= best[s] for s in splits),
+            sum(scores[key][s] / best[s] for s in splits),
+        ),
+    )
+    print(f"\nchosen on every split: {whole}")
+    print("| split | shipped | that choice | better single |")
+    print("|---|---:|---:|---:|")
+    for s in splits:
+        print(f"| {s} | {scores[now][s]:.4f} | {scores[whole][s]:.4f} | {best[s]:.4f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -640,6 +750,8 @@ def main() -> None:
         "holdout-second", help="leave-one-dataset-out choice of the second query vector"
     )
     h2.add_argument("datasets", nargs="+")
+    lo = sub.add_parser("loo", help="leave-one-split-out choice of the fusion's constants")
+    lo.add_argument("datasets", nargs="+")
     args = parser.parse_args()
     if args.command == "collect":
         collect(args.dataset, args.max_queries, args.chunk_chars, args.max_docs, args.tag)
@@ -649,6 +761,8 @@ def main() -> None:
         holdout(args.datasets)
     elif args.command == "holdout-second":
         holdout_second(args.datasets)
+    elif args.command == "loo":
+        leave_one_out(args.datasets)
     else:
         evaluate(args.datasets)
 
