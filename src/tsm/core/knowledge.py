@@ -28,6 +28,7 @@ from .scaffolds import scaffolds
 
 if TYPE_CHECKING:
     from ..search.query import Query
+    from .context import ContextRequest, Injection
     from .doctor import DoctorReport
 
 
@@ -49,6 +50,8 @@ class Knowledge(Protocol):
     def status(self) -> Status: ...
 
     def doctor(self) -> DoctorReport: ...
+
+    def context(self, request: ContextRequest) -> Injection: ...
 
     def close(self) -> None: ...
 
@@ -112,6 +115,13 @@ class LocalKnowledge:
         first real search of a long-lived process (daemon, MCP server) answers warm."""
         if self.settings.has_index:
             self.search(SearchRequest.for_warm_up())
+
+    # -- the prompt context ---------------------------------------------------------------
+    def context(self, request: ContextRequest) -> Injection:
+        """What the prompt hook injects for a prompt, with a reason per hit (core/context.py)."""
+        from .context import find_context
+
+        return find_context(request, self.search)
 
     # -- writes ---------------------------------------------------------------------------
     def index(

@@ -29,6 +29,7 @@ from . import arguments
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ..core.context import ContextRequest, Injection
     from ..embed import Embedder
     from ..embed.worker import WorkerEmbedder
     from ..models import SearchResult
@@ -292,6 +293,18 @@ class Handlers:
         self.searches += 1
         return result
 
+    def op_context(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A ContextRequest in its wire form; the reply is the injection with its reasons."""
+        from ..core.context import ContextRequest
+
+        return self._context(ContextRequest.from_wire(args.get("request"))).as_json()
+
+    def _context(self, request: ContextRequest) -> Injection:
+        with self.local() as knowledge:
+            injection = knowledge.context(request)
+        self.searches += 1
+        return injection
+
     def op_cli(self, args: dict[str, Any]) -> dict[str, Any] | None:
         """A whole `tsm search` command line from the thin client (cli/entry.py), parsed by
         the core's search grammar and answered as the CLI would: its stdout, stderr and exit
@@ -316,7 +329,10 @@ class Handlers:
         if not self.same_settings(settings_fingerprint(settings)):
             return None
         tty = bool(args.get("tty"))
-        return answer(argv, environ, tty, self._search, str(settings.index_root), cwd)
+        stdin = args.get("stdin")
+        stdin_bytes = stdin.encode("utf-8") if isinstance(stdin, str) else None
+        root = str(settings.index_root)
+        return answer(argv, environ, tty, self._search, root, cwd, self._context, stdin_bytes)
 
     def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
         from ..indexing import index_paths
