@@ -251,6 +251,17 @@ def hook_check(vault: Vault, policy: Policy) -> tuple[int, int, int, int, int]:
     }
     if policy.coverage_min_relevance != Policy().coverage_min_relevance:
         return (0, 0, 0, 0, -1)  # not settable from the environment: offline only
+    tsm = str(ROOT / ".venv" / "bin" / "tsm")
+    started = subprocess.run([tsm, "start"], env=env, cwd=vault.root, capture_output=True)
+    if started.returncode != 0:  # a warm daemon, as in a session: a model load per prompt else
+        raise SystemExit(f"tsm start failed: {started.stderr.decode()}")
+    try:
+        return _hook_rows(vault, policy, env)
+    finally:
+        subprocess.run([tsm, "stop"], env=env, cwd=vault.root, capture_output=True)
+
+
+def _hook_rows(vault: Vault, policy: Policy, env: dict[str, str]) -> tuple[int, int, int, int, int]:
     hit = ans = silent = unrelated = differ = 0
     for row in vault.rows:
         payload = json.dumps({"prompt": row["prompt"], "cwd": str(vault.root)}, ensure_ascii=False)
@@ -278,6 +289,13 @@ def hook_check(vault: Vault, policy: Policy) -> tuple[int, int, int, int, int]:
             ans += 1
             hit += bool(paths) and paths[0] == row["search"]["results"][0]["source"]["path"]
     return hit, ans, silent, unrelated, differ
+
+
+def promoted(answer: Injection) -> bool:
+    """Whether the first hit went in only because a hit below it did (the ordering rule);
+    before it, the hook injected the lower hit and dropped the first."""
+    first = answer.decisions[0]
+    return first.injected and first.reason.startswith("ranked above an injected hit")
 
 
 def pct(part: int, whole: int) -> str:
@@ -326,10 +344,19 @@ def main() -> None:
         chosen.append(vault)
     default = Policy()
     lines += ["", f"## Defaults ({describe(default)})", ""]
-    lines += ["| vault | first note injected | unrelated silent |", "|---|---|---|"]
+    lines += [
+        "| vault | first note injected | of which only as ranked above an injected hit "
+        "| unrelated silent |",
+        "|---|---|---|---|",
+    ]
     for vault in chosen:
         h, a, s, u = rates(vault.rows, default)
-        lines.append(f"| {vault.name} | {pct(h, a)} | {pct(s, u)} |")
+        lifted = sum(
+            first_answers(row) and promoted(injection(row, default))
+            for row in vault.rows
+            if row["expect"] is not None
+        )
+        lines.append(f"| {vault.name} | {pct(h, a)} | {lifted} | {pct(s, u)} |")
     for vault in chosen:
         lines += ["", f"{vault.name}, defaults:", *misses(vault, default)]
     if len(chosen) > 1:
