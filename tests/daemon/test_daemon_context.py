@@ -40,3 +40,19 @@ def test_bad_hook_input_is_the_same_user_error_through_the_daemon(shared_daemon:
         "error": "the hook input is a JSON list, not an object",
         "kind": "user_error",
     }
+
+
+def test_the_full_cli_asks_the_daemons_context_op(
+    in_process: Harness, shared_daemon: Harness
+) -> None:
+    """With TSM_DEBUG=1 the thin client forwards nothing: the full CLI's client calls the
+    daemon's `context` op (client/remote.py), and the answer is the same."""
+    prompt = PROMPTS[0]
+    local = in_process.cli("context", "--prompt", prompt, "--explain", "-f", "json")
+    before = served(shared_daemon)
+    remote = shared_daemon.cli(
+        "context", "--prompt", prompt, "--explain", "-f", "json", env={"TSM_DEBUG": "1"}
+    )
+    assert remote.code == 0, remote.err
+    assert served(shared_daemon) == before + 1
+    assert remote.json() == local.json()
