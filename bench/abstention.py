@@ -1,560 +1,388 @@
-"""Abstention of the UserPromptSubmit hook: does it inject the right note when the prompt is
-about the notes, and nothing when it is not?
+"""Does the prompt hook inject the note the search ranks first when that note answers the
+prompt, and nothing when the prompt is unrelated to the vault? Fitted and checked on several
+vaults of different kinds, with leave-one-vault-out (bench/abstention/SOURCES.md):
 
-    bench/abstention/vault/           31 personal notes, English and Japanese
-    bench/abstention/prompts.jsonl    calibration set: 38 prompts about one note ("expect":
-                                      its path) and 38 ordinary coding requests ("expect": null)
-    bench/abstention/holdout.jsonl    held-out set, written later and never tuned on:
-                                      30 about a note, 30 ordinary requests
-    bench/abstention/docs-prompts.jsonl
-                                      the second vault (bench/abstention_docs.py: 396 files
-                                      of real documentation, Japanese and English, fetched
-                                      from pinned packages): 58 prompts about it ("expect":
-                                      the note, or the notes, that answer) and 58 ordinary
-                                      requests, a part of them sharing words with the docs
-                                      ("shares_words"); each row is in the "tune" or the
-                                      "held-out" half ("split")
+    personal   31 personal notes, English and Japanese   prompts.jsonl + holdout.jsonl
+    docs       396 files of public documentation, en/ja  docs-prompts.jsonl (abstention_docs.py)
+    seed       the prompt-format spec's seed vault (9)   seed-prompts.jsonl
+    nodejs     Node.js's contributor guides (60), en     nodejs-prompts.jsonl
 
-Everything goes through the real programs: `tsm index` into a temp state dir, a warm daemon,
-and the real hook (plugin/hooks/user_prompt_submit.py) fed the JSON Claude Code sends, its
-output parsed as Claude Code would. The hook keeps a hit when its `relevance` (cosine minus
-the prompt's best cosine with a generic request, search/relevance.py) is at least
-TSM_INJECT_MIN_RELEVANCE and at least the vault's noise level (`noise`: the relevance only
-1 % of the generic requests reach against this vault), or its keyword `coverage` at least
-TSM_INJECT_MIN_COVERAGE and, while the prompt is not well inside the generic requests, the
-noise level too. The noise level is waived when the prompt vouches for the hit: it names two
-words of the hit's path that no generic request uses (`distinct_names`), or it names the hit
-by a word of its path (`named`) or its keywords cover the hit, while the vector ranking
-singles a few notes out (`vector_drop` at least the hook's min_drop, 0.3).
+Each vault is indexed by the real `tsm index` into a kept state dir (bench/.cache/
+abstention-NAME/state). Then, in this process, the core answers every prompt as the hook's
+`tsm context` does: `LocalKnowledge.search` with the request `find_context` makes, and
+`core.context.decide` under each candidate policy, so the thresholds are fitted on the very
+code the hook runs. The chosen defaults are then checked end to end: the real `tsm context`
+fed the hook's JSON on stdin, its XML parsed as Claude Code would.
 
-Rates: relevant = prompts whose expected note is among the first 3 injected results;
-unrelated = prompts with no injection at all; duplicates = injections holding two results of
-the same text. The two floors are then swept offline over the searches the hook made (the
-calibration set and the docs vault's tune half, with leave-one-out), to show where the
-defaults sit.
+Rates:
+    first   among prompts about the vault whose first search hit is an expected note, the
+            share that get that hit injected (the issue's goal: >= 85 %)
+    silent  among unrelated prompts, the share that get no note injected (goal: >= 95 %)
 
-    .venv/bin/python bench/abstention.py --vault personal   # ~2 min; bench/abstention/results.txt
-    .venv/bin/python bench/abstention.py --vault docs       # bench/results/abstention-docs.md
-    .venv/bin/python bench/abstention.py --joint-fit        # bench/results/abstention-fit.md
-        (the first run fetches the docs and embeds them, ~15 min on 2 busy cores; the index
-        is kept in bench/.cache/abstention-docs/state and updated by later runs)
+    .venv/bin/python bench/abstention.py            # bench/results/abstention-vaults.md
+    .venv/bin/python bench/abstention.py --vault seed --vault nodejs   # a subset, no fit
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import itertools
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "bench" / "abstention"
-HOOK = ROOT / "plugin" / "hooks" / "user_prompt_submit.py"
 CACHE = ROOT / "bench" / ".cache"
-RELEVANT_RANKS = 3
-TOP_K = 5  # the hook's default TSM_INJECT_TOP_K
-RELEVANCE_GRID = [round(x * 0.0025, 4) for x in range(-12, 13)]
-DROP_GRID = [round(0.1 + x * 0.025, 3) for x in range(17)]  # 0.1 .. 0.5: the hook's min_drop
-COVERAGE_GRID = [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01]  # 1.01: the coverage clause off
-
-Row = dict[str, Any]
-sys.path.insert(0, str(HOOK.parent))
+OUT = ROOT / "bench" / "results" / "abstention-vaults.md"
+NODEJS_DOCS = Path("/usr/share/doc/nodejs")
 sys.path.insert(0, str(ROOT / "bench"))
-from user_prompt_submit import (  # noqa: E402 - the hook's own rule and query cut
-    COVERAGE_MIN_RELEVANCE,
-    DEFAULT_MIN_COVERAGE,
-    DEFAULT_MIN_DROP,
-    DEFAULT_MIN_RELEVANCE,
+
+from tsm.config import load as load_settings  # noqa: E402
+from tsm.core.context import (  # noqa: E402 - the hook's own code, in tsm
+    Injection,
+    Policy,
     build_query,
+    decide,
     select_results,
 )
+from tsm.core.knowledge import LocalKnowledge  # noqa: E402
+from tsm.core.request import SearchRequest  # noqa: E402
+from tsm.render.json_format import search_to_dict  # noqa: E402
+
+Row = dict[str, Any]
+GOAL_FIRST, GOAL_SILENT = 0.85, 0.95
+GRID = {
+    "min_relevance": [round(-0.03 + 0.005 * i, 4) for i in range(9)],  # -0.03 .. +0.01
+    "min_coverage": [0.5, 0.6, 0.8, 1.01],  # 1.01: the coverage clause off
+    "coverage_min_relevance": [-0.06, -0.05, -0.04, -0.03, -0.02],
+    "min_drop": [0.2, 0.3, 0.4],
+}
 
 
 @dataclass
 class Vault:
     name: str
+    kind: str
     root: Path
-    sets: dict[str, list[Row]]  # the first set is the one the floors are fitted on
-    state: Path | None  # a kept state dir (its index is reused), or None for a temp one
-    out: Path
+    rows: list[Row]
+
+    @property
+    def state(self) -> Path:
+        return CACHE / f"abstention-{self.name}" / "state"
 
 
-def personal_vault() -> Vault:
-    sets = {
-        "calibration": load(HERE / "prompts.jsonl"),
-        "held-out": load(HERE / "holdout.jsonl"),
+def load_rows(*names: str) -> list[Row]:
+    rows: list[Row] = []
+    for name in names:
+        with open(HERE / name, encoding="utf-8") as fh:
+            rows += [json.loads(line) for line in fh if line.strip()]
+    return rows
+
+
+def nodejs_vault() -> Path:
+    """Node.js's contributor guides as a vault: the top-level guides but the changelog, and
+    contributing/ (the API reference and changelogs/ stay out: days of embedding here)."""
+    vault = CACHE / "abstention-nodejs" / "vault"
+    if vault.is_dir():
+        return vault
+    if not NODEJS_DOCS.is_dir():
+        raise SystemExit(f"{NODEJS_DOCS} is missing: install the nodejs package")
+    picked = [p for p in NODEJS_DOCS.glob("*.md") if p.name != "CHANGELOG.md"]
+    picked += NODEJS_DOCS.glob("contributing/**/*.md")
+    for path in picked:
+        target = vault / path.relative_to(NODEJS_DOCS)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    return vault
+
+
+def vaults() -> dict[str, Callable[[], Vault]]:
+    def docs() -> Vault:
+        from abstention_docs import VAULT, ensure_vault
+
+        ensure_vault()
+        return Vault("docs", "documentation, en/ja", VAULT, load_rows("docs-prompts.jsonl"))
+
+    return {
+        "personal": lambda: Vault(
+            "personal",
+            "personal notes, en/ja",
+            HERE / "vault",
+            load_rows("prompts.jsonl", "holdout.jsonl"),
+        ),
+        "docs": docs,
+        "seed": lambda: Vault(
+            "seed",
+            "notes, ja/en",
+            ROOT / "tests" / "fixtures" / "seed-example",
+            load_rows("seed-prompts.jsonl"),
+        ),
+        "nodejs": lambda: Vault(
+            "nodejs", "developer docs, en", nodejs_vault(), load_rows("nodejs-prompts.jsonl")
+        ),
     }
-    return Vault("personal", HERE / "vault", sets, None, HERE / "results.txt")
 
 
-def docs_vault() -> Vault:
-    from abstention_docs import VAULT, ensure_vault
-
-    ensure_vault()
-    rows = load(HERE / "docs-prompts.jsonl")
-    sets = {half: [r for r in rows if r["split"] == half] for half in ("tune", "held-out")}
-    state = CACHE / "abstention-docs" / "state"
-    return Vault("docs", VAULT, sets, state, ROOT / "bench" / "results" / "abstention-docs.md")
-
-
-def tsm_env(vault: Vault, state: Path, tsm: Path) -> dict[str, str]:
+def environ(vault: Vault) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
-    env.update(
-        {
-            "TSM_INDEX_ROOT": str(vault.root),
-            "TSM_STATE_DIR": str(state),
-            "TSM_NO_USER_CONFIG": "1",
-            "TSM_BIN": str(tsm),
-            # a run paused by another job (SIGSTOP) must not turn a slow search into a
-            # silent hook: the hook stays silent when tsm outlives its timeout
-            "TSM_HOOK_TIMEOUT": "600",
-        }
-    )
+    env |= {
+        "TSM_INDEX_ROOT": str(vault.root),
+        "TSM_STATE_DIR": str(vault.state),
+        "TSM_NO_USER_CONFIG": "1",
+        "TSM_AUTOSTART": "0",
+    }
     return env
 
 
-def run_tsm(tsm: Path, args: list[str], env: dict[str, str], cwd: Path) -> Any:
-    done = subprocess.run(
-        [str(tsm), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=3600
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"tsm {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-    return json.loads(done.stdout)
-
-
-def run_hook(
-    prompt: str, env: dict[str, str], session: str, cwd: Path, hook: Path = HOOK
-) -> dict[str, Any]:
-    """Feed the hook the JSON Claude Code sends; parse its stdout as Claude Code would."""
-    payload = {
-        "session_id": session,
-        "transcript_path": f"/tmp/{session}.jsonl",
-        "cwd": str(cwd),
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": prompt,
-    }
+def index(vault: Vault) -> str:
+    """`tsm index` of the vault into its kept state dir (a no-op when nothing changed)."""
+    vault.state.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, str(hook)],
-        input=json.dumps(payload),
-        env=env,
-        cwd=cwd,
+        [str(ROOT / ".venv" / "bin" / "tsm"), "index", "-f", "json"],
+        env=environ(vault),
+        cwd=vault.root,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=4 * 3600,
     )
-    ms = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
-        raise SystemExit(f"hook exited {done.returncode}: {done.stderr}")
-    if not done.stdout.strip():
-        return {"paths": [], "ms": ms}
-    xml = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    return {
-        "paths": [r.findtext("source") or "" for r in ET.fromstring(xml).findall("result")],
-        "ms": ms,
-    }
+        raise SystemExit(f"tsm index failed for {vault.name}: {done.stderr}")
+    report = json.loads(done.stdout)
+    return (
+        f"{report['indexed']} indexed, {report['unchanged']} unchanged, "
+        f"{report['chunks']} chunks written in {time.perf_counter() - started:.0f} s"
+    )
 
 
-def load(path: Path) -> list[Row]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def collect(tsm: Path, env: dict[str, str], rows: list[Row], cwd: Path, hook: Path) -> None:
-    for row in rows:
-        query = build_query(row["prompt"])
-        base = [
-            "search",
-            "-f",
-            "json",
-            "-k",
-            str(TOP_K),
-            "--fallback",
-            "fts-only",
-            f"--query={query}",
-        ]
-        row["hybrid"] = run_tsm(tsm, base, env, cwd)["results"]
-        row["fts"] = run_tsm(tsm, [*base, "--fts-only"], env, cwd)["results"]
-        row["hook"] = run_hook(row["prompt"], env, f"abstention-{row['id']}", cwd, hook)
+def search_all(vault: Vault) -> None:
+    """Each row's search, made in this process exactly as `find_context` makes it."""
+    knowledge = LocalKnowledge(load_settings(vault.root, environ(vault)))
+    policy = Policy()
+    try:
+        for row in vault.rows:
+            query = build_query(row["prompt"])
+            request = SearchRequest(query, top_k=policy.top_k, fallback="fts-only")
+            row["query"] = query
+            row["search"] = search_to_dict(knowledge.search(request))
+    finally:
+        knowledge.close()
 
 
 def expected(row: Row) -> list[str]:
-    """The notes that answer the prompt (any of them counts); none for an unrelated one."""
     expect = row["expect"]
     return [] if expect is None else [expect] if isinstance(expect, str) else list(expect)
 
 
-def success(row: Row, injected: list[str]) -> bool:
-    if row["expect"] is None:
-        return not injected
-    return any(path in injected[:RELEVANT_RANKS] for path in expected(row))
+def first_answers(row: Row) -> bool:
+    """Whether the search's first hit is a note that answers the prompt."""
+    results = row["search"]["results"]
+    return bool(results) and results[0]["source"]["path"] in expected(row)
 
 
-def duplicates(root: Path, injected: list[str]) -> int:
-    """How many injected results repeat the text of one injected above them."""
-    seen: set[str] = set()
-    repeats = 0
-    for path in injected:
-        try:
-            digest = hashlib.sha256((root / path).read_bytes()).hexdigest()
-        except OSError:
-            continue
-        repeats += digest in seen
-        seen.add(digest)
-    return repeats
+def injection(row: Row, policy: Policy) -> Injection:
+    return decide(row["search"], policy, row["query"])
 
 
-def rates(rows: list[Row], ok: list[bool]) -> tuple[float, float]:
-    rel = [o for r, o in zip(rows, ok, strict=True) if r["expect"] is not None]
-    unrel = [o for r, o in zip(rows, ok, strict=True) if r["expect"] is None]
-    return sum(rel) / max(len(rel), 1), sum(unrel) / max(len(unrel), 1)
+def rates(rows: Iterable[Row], policy: Policy) -> tuple[int, int, int, int]:
+    """(first injected, first answers, unrelated silent, unrelated) over `rows`: the
+    decisions of `decide` without rendering its XML, which the sweep does not need."""
+    hit = ans = silent = unrelated = 0
+    for row in rows:
+        decisions = select_results(row["search"]["results"], policy)[1]
+        if row["expect"] is None:
+            unrelated += 1
+            silent += not any(d.injected for d in decisions)
+        elif first_answers(row):
+            ans += 1
+            hit += decisions[0].injected
+    return hit, ans, silent, unrelated
 
 
-def kept(
-    results: list[Row], min_relevance: float, min_coverage: float, min_drop: float
-) -> list[str]:
-    chosen = select_results(results, min_relevance, min_coverage, min_drop=min_drop)
-    return [r["source"]["path"] for r in chosen]
+def share(part: int, whole: int) -> float:
+    return part / whole if whole else 1.0
 
 
-def offline(
-    rows: list[Row], key: str, relevance: float, coverage: float, drop: float = DEFAULT_MIN_DROP
-) -> list[bool]:
-    return [success(r, kept(r[key], relevance, coverage, drop)) for r in rows]
-
-
-def before(rows: list[Row]) -> list[bool]:
-    """The hook's rule before `vector_drop` (commit 9e772ab), at its floors: a hit the prompt
-    names by a word of its path needs only the relevance floor, and the keyword-coverage
-    route ignores the noise level."""
-
-    def keep(hit: Row) -> bool:
-        b = hit["score_breakdown"]
-        rel, cov, noise = b.get("relevance"), b.get("coverage"), b.get("noise")
-        floor = DEFAULT_MIN_RELEVANCE
-        if noise is not None and b.get("named") is not True:
-            floor = max(floor, noise)
-        if rel is not None and rel >= floor:
-            return True
-        return (
-            cov is not None
-            and cov >= DEFAULT_MIN_COVERAGE
-            and (rel is None or rel >= COVERAGE_MIN_RELEVANCE)
-        )
-
-    return [success(r, [h["source"]["path"] for h in r["hybrid"] if keep(h)]) for r in rows]
-
-
-def drop_fit(sets: dict[str, list[Row]]) -> float:
-    """The hook's min_drop maximising the worst of the rates over `sets` at the default
-    floors (ties: their sum, then nearness to the default)."""
-
-    def quality(drop: float) -> tuple[float, float, float]:
-        all_rates = [
-            x
-            for rows in sets.values()
-            for x in rates(
-                rows,
-                offline(rows, "hybrid", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE, drop),
-            )
-        ]
-        return min(all_rates), sum(all_rates), -abs(drop - DEFAULT_MIN_DROP)
-
-    return max(DROP_GRID, key=quality)
-
-
-def fit(rows: list[Row], skip: int = -1) -> tuple[float, float]:
-    """The floors maximising the worse of the two rates (ties: the sum, then the defaults)."""
-    train = [r for i, r in enumerate(rows) if i != skip]
-
-    def quality(cell: tuple[float, float]) -> tuple[float, float, float]:
-        a, b = rates(train, offline(train, "hybrid", *cell))
-        near = -abs(cell[0] - DEFAULT_MIN_RELEVANCE) - abs(cell[1] - DEFAULT_MIN_COVERAGE)
-        return min(a, b), a + b, near
-
-    return max(((x, c) for x in RELEVANCE_GRID for c in COVERAGE_GRID), key=quality)
-
-
-def joint_fit(tuned: dict[str, list[Row]]) -> tuple[float, float]:
-    """The floors maximising the worst of the rates over several sets (each vault's tune
-    set), ties broken by their sum, then by nearness to the defaults."""
-
-    def quality(cell: tuple[float, float]) -> tuple[float, float, float]:
-        all_rates = [
-            x for rows in tuned.values() for x in rates(rows, offline(rows, "hybrid", *cell))
-        ]
-        near = -abs(cell[0] - DEFAULT_MIN_RELEVANCE) - abs(cell[1] - DEFAULT_MIN_COVERAGE)
-        return min(all_rates), sum(all_rates), near
-
-    return max(((x, c) for x in RELEVANCE_GRID for c in COVERAGE_GRID), key=quality)
-
-
-def joint_report(out: Path) -> None:
-    """Refit the floors over both vaults' tune sets from the searches the last runs saved
-    (bench/.cache/abstention-*.json), and show every set at the fitted floors."""
-    saved = {}
-    for vault, first in (("personal", "calibration"), ("docs", "tune")):
-        path = CACHE / f"abstention-{vault}.json"
-        if not path.exists():
-            raise SystemExit(f"no saved searches in {path}: run --vault {vault} first")
-        for name, rows in json.loads(path.read_text(encoding="utf-8")).items():
-            saved[(vault, name, name == first)] = rows
-    tuned = {f"{v}/{n}": rows for (v, n, t), rows in saved.items() if t}
-    best = joint_fit(tuned)
-    lines = [
-        f"# abstention floors fitted on both vaults' tune sets ({time.strftime('%Y-%m-%d')}, "
-        "`python bench/abstention.py --joint-fit`)",
-        f"tuned on: {', '.join(tuned)}; fitted: min relevance {best[0]}, min coverage {best[1]} "
-        f"(the hook's defaults: {DEFAULT_MIN_RELEVANCE}, {DEFAULT_MIN_COVERAGE})",
-        "",
-        "| set | tuned on | relevant / unrelated at the fitted floors |",
-        "|---|---|---|",
+def policies() -> list[Policy]:
+    names = list(GRID)
+    return [
+        Policy(**dict(zip(names, cell, strict=True))) for cell in itertools.product(*GRID.values())
     ]
-    for (vault, name, tune), rows in saved.items():
-        rel, unrel = rates(rows, offline(rows, "hybrid", *best))
-        lines.append(f"| {vault}/{name} | {'yes' if tune else 'no'} | {pct(rel)} / {pct(unrel)} |")
-    lines.append("")
-    lines.append("relevant / unrelated by min relevance (min coverage at the fitted value):")
-    for (vault, name, _), rows in saved.items():
-        cells = "  ".join(
-            f"{x:+.4f}: {'/'.join(pct(v).strip() for v in rates(rows, offline(rows, 'hybrid', x, best[1])))}"  # noqa: E501
-            for x in RELEVANCE_GRID[6:19]
-        )
-        lines.append(f"- {vault}/{name}: {cells}")
-    lines += ["", "## candidate rules, relevant / unrelated at the fitted floors", ""]
-    lines.append("| rule | " + " | ".join(f"{v}/{n}" for v, n, _ in saved) + " |")
-    lines.append("|---" * (len(saved) + 1) + "|")
-    for label, rule in RULES.items():
-        cells = []
-        for rows in saved.values():
-            if rule == "before":  # at the defaults: the old rule is not the hook's to refit
-                cells.append(" / ".join(pct(x) for x in rates(rows, before(rows))))
-                continue
-            changed = variant(rows, rule)
-            cells.append(
-                " / ".join(pct(x) for x in rates(changed, offline(changed, "hybrid", *best)))
-            )
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        f"## the hook's min_drop (default {DEFAULT_MIN_DROP}) at the default floors",
-        "",
-        "relevant / unrelated by min_drop:",
-    ]
-    for (vault, name, _), rows in saved.items():
-        cells = "  ".join(
-            f"{d:.3f}: "
-            + "/".join(
-                pct(v).strip()
-                for v in rates(
-                    rows, offline(rows, "hybrid", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE, d)
-                )
-            )
-            for d in DROP_GRID[::2]
-        )
-        lines.append(f"- {vault}/{name}: {cells}")
-    lines += ["", "leave one set out: min_drop fitted on the other three sets:", ""]
-    for (vault, name, _), rows in saved.items():
-        others = {f"{v}/{n}": r for (v, n, _), r in saved.items() if (v, n) != (vault, name)}
-        drop = drop_fit(others)
-        got = rates(
-            rows, offline(rows, "hybrid", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE, drop)
-        )
-        lines.append(f"- {vault}/{name}: fitted {drop}: {' / '.join(pct(x) for x in got)}")
-    lines += [
-        "",
-        "## leave one set out: floors fitted on the other three sets (the hook's rule)",
-        "",
-    ]
-    for (vault, name, _), rows in saved.items():
-        others = {f"{v}/{n}": r for (v, n, _), r in saved.items() if (v, n) != (vault, name)}
-        cell = joint_fit(others)
-        lines.append(
-            f"- {vault}/{name}: fitted {cell[0]}, {cell[1]}: "
-            f"{' / '.join(pct(x) for x in rates(rows, offline(rows, 'hybrid', *cell)))}"
-        )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out.write_text(text, encoding="utf-8")
 
 
-# What the hook's decision would be with parts of its evidence left out (the offline sweep of
-# candidates): "floor" ignores the vault's noise level (the first rule), "noise" applies it to
-# every hit, "before" is the rule of commit 9e772ab (a word of the path alone exempts a hit,
-# and keyword coverage ignores the level; shown at the default floors), "no-distinct" the
-# hook's without `distinct_names`, "hook" the hook's own.
-RULES = {
-    "relevance floor only (first rule)": "floor",
-    "noise level for every hit": "noise",
-    "noise level unless the prompt names the hit's path (before; default floors)": "before",
-    "noise level unless the prompt names the hit and the vectors single notes out": ("no-distinct"),
-    "same, or the prompt names two path words no generic request uses (the hook)": "hook",
-}
-
-
-def variant(rows: list[Row], rule: str) -> list[Row]:
-    def change(hit: Row) -> Row:
-        breakdown = dict(hit["score_breakdown"])
-        if rule == "floor":
-            breakdown["noise"] = None
-        elif rule == "noise":  # nothing vouches for a hit
-            breakdown.update(named=False, distinct_names=0, vector_drop=0.0)
-        elif rule == "no-distinct":
-            breakdown["distinct_names"] = None
-        return {**hit, "score_breakdown": breakdown}
-
-    return [{**r, "hybrid": [change(h) for h in r["hybrid"]]} for r in rows]
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:5.1f}%"
-
-
-def report(vault: Vault, lines: list[str]) -> None:
-    say = lines.append
-    for name, rows in vault.sets.items():
-        n_rel = sum(r["expect"] is not None for r in rows)
-        ceiling = sum(
-            success(r, [x["source"]["path"] for x in r["hybrid"]]) for r in rows if expected(r)
-        )
-        hook_ok = [success(r, r["hook"]["paths"]) for r in rows]
-        rel, unrel = rates(rows, hook_ok)
-        fts_rel, fts_unrel = rates(
-            rows, offline(rows, "fts", DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_COVERAGE)
-        )
-        dupes = sum(duplicates(vault.root, r["hook"]["paths"]) > 0 for r in rows)
-        shares = [ok for r, ok in zip(rows, hook_ok, strict=True) if r.get("shares_words")]
-        say(f"\n## {name} set: {n_rel} about a note, {len(rows) - n_rel} unrelated")
-        say(
-            f"search ceiling: expected note in the top {RELEVANT_RANKS} for {ceiling}/{n_rel} "
-            f"({pct(ceiling / max(n_rel, 1))})"
-        )
-        noise = {h["score_breakdown"].get("noise") for r in rows for h in r["hybrid"]} - {None}
-        say(
-            f"vault noise level (relevance 1 % of the generic requests reach here; a hit the "
-            f"prompt does not vouch for must reach it): "
-            f"{', '.join(map(str, sorted(noise))) or 'none'}"
-        )
-        say(
-            f"real hook, defaults (min relevance {DEFAULT_MIN_RELEVANCE}, min coverage "
-            f"{DEFAULT_MIN_COVERAGE}): relevant {pct(rel)}, unrelated {pct(unrel)}"
-            + (f" (sharing words with the notes: {sum(shares)}/{len(shares)})" if shares else "")
-            + f"; injections with a duplicate text: {dupes}; hook p50 "
-            f"{statistics.median(r['hook']['ms'] for r in rows):.0f} ms"
-        )
-        say(
-            f"same floors on --fts-only results (vectors unavailable): relevant {pct(fts_rel)}, "
-            f"unrelated {pct(fts_unrel)}"
-        )
-        for row, ok in zip(rows, hook_ok, strict=True):
-            if ok:
-                continue
-            top = row["hybrid"][0] if row["hybrid"] else None
-            rank = next(
-                (
-                    i + 1
-                    for i, x in enumerate(row["hybrid"])
-                    if x["source"]["path"] in expected(row)
-                ),
-                None,
-            )
-            cue = (
-                (
-                    f"top {top['source']['path']} relevance {top['score_breakdown']['relevance']}"
-                    f" coverage {top['score_breakdown']['coverage']}"
-                )
-                if top
-                else "no hits"
-            )
-            what = (
-                f"expected rank {rank}, injected {row['hook']['paths'][:3]}"
-                if row["expect"]
-                else f"injected {row['hook']['paths'][:3]}"
-            )
-            say(f"  miss {row['id']}: {what}; {cue}; {row['prompt'][:70]!r}")
-    first, fitted = next(iter(vault.sets.items()))
-    best = fit(fitted)
-    loo = [offline([r], "hybrid", *fit(fitted, skip=i))[0] for i, r in enumerate(fitted)]
-    say("\n## floors swept offline over the hook's searches")
-    say(
-        f"best on the {first} set: min relevance {best[0]}, min coverage {best[1]}: "
-        f"{' / '.join(map(pct, rates(fitted, offline(fitted, 'hybrid', *best))))}; "
-        f"leave-one-out {' / '.join(map(pct, rates(fitted, loo)))}"
+def distance(policy: Policy) -> float:
+    """How far a policy is from the defaults (ties go to the nearer one)."""
+    base = Policy()
+    return sum(
+        abs(getattr(policy, n) - getattr(base, n)) / (GRID[n][-1] - GRID[n][0]) for n in GRID
     )
-    for name, rows in vault.sets.items():
-        say(f"{name}: relevant / unrelated by min relevance (min coverage {DEFAULT_MIN_COVERAGE}):")
-        say(
-            "  "
-            + "  ".join(
-                f"{x:+.4f}: {'/'.join(pct(v).strip() for v in rates(rows, offline(rows, 'hybrid', x, DEFAULT_MIN_COVERAGE)))}"  # noqa: E501
-                for x in RELEVANCE_GRID[6:19:2]
-            )
-        )
 
 
-def run(vault: Vault, tsm: Path, hook: Path) -> list[str]:
-    tmp = Path(tempfile.mkdtemp(prefix="tsm-abstention-"))
-    state = vault.state or tmp / "state"
-    state.mkdir(parents=True, exist_ok=True)
-    env = tsm_env(vault, state, tsm)
-    lines = [
-        f"# abstention, {vault.name} vault ({time.strftime('%Y-%m-%d')}, "
-        f"`python bench/abstention.py --vault {vault.name}`)"
-    ]
+def fit(fitted: list[Vault]) -> Policy:
+    """The policy that keeps every fitted vault silent on >= 95 % of its unrelated prompts and
+    injects the first note for the most prompts, counted per vault (the worst vault first,
+    then the sum), so no one large vault decides."""
+
+    def quality(policy: Policy) -> tuple[bool, float, float, float]:
+        per = [rates(v.rows, policy) for v in fitted]
+        silent_ok = all(share(s, u) >= GOAL_SILENT for _, _, s, u in per)
+        firsts = [share(h, a) for h, a, _, _ in per]
+        return silent_ok, min(firsts), sum(firsts), -distance(policy)
+
+    return max(policies(), key=quality)
+
+
+def hook_check(vault: Vault, policy: Policy) -> tuple[int, int, int, int, int]:
+    """The real `tsm context` fed the hook's JSON, under `policy` set in its environment:
+    (first injected, first answers, silent, unrelated, rows where it differs from offline)."""
+    env = environ(vault) | {
+        "TSM_INJECT_MIN_RELEVANCE": str(policy.min_relevance),
+        "TSM_INJECT_MIN_COVERAGE": str(policy.min_coverage),
+        "TSM_INJECT_MIN_DROP": str(policy.min_drop),
+    }
+    if policy.coverage_min_relevance != Policy().coverage_min_relevance:
+        return (0, 0, 0, 0, -1)  # not settable from the environment: offline only
+    tsm = str(ROOT / ".venv" / "bin" / "tsm")
+    started = subprocess.run([tsm, "start"], env=env, cwd=vault.root, capture_output=True)
+    if started.returncode != 0:  # a warm daemon, as in a session: a model load per prompt else
+        raise SystemExit(f"tsm start failed: {started.stderr.decode()}")
     try:
-        started = time.perf_counter()
-        index = run_tsm(tsm, ["index", "-f", "json"], env, vault.root)
-        lines.append(
-            f"indexed {index['indexed']} notes, {index['chunks']} chunks in "
-            f"{time.perf_counter() - started:.1f} s"
-        )
-        run_tsm(tsm, ["start"], env, vault.root)
-        for rows in vault.sets.values():
-            collect(tsm, env, rows, vault.root, hook)
-        report(vault, lines)
+        return _hook_rows(vault, policy, env)
     finally:
-        subprocess.run([str(tsm), "stop"], env=env, capture_output=True, timeout=60)
-        shutil.rmtree(tmp, ignore_errors=True)
-    raw = CACHE / f"abstention-{vault.name}.json"  # every search, for offline analysis
-    raw.parent.mkdir(parents=True, exist_ok=True)
-    raw.write_text(json.dumps(vault.sets, ensure_ascii=False), encoding="utf-8")
-    return lines
+        subprocess.run([tsm, "stop"], env=env, cwd=vault.root, capture_output=True)
+
+
+def _hook_rows(vault: Vault, policy: Policy, env: dict[str, str]) -> tuple[int, int, int, int, int]:
+    hit = ans = silent = unrelated = differ = 0
+    for row in vault.rows:
+        payload = json.dumps({"prompt": row["prompt"], "cwd": str(vault.root)}, ensure_ascii=False)
+        done = subprocess.run(
+            [str(ROOT / ".venv" / "bin" / "tsm"), "context"],
+            input=payload,
+            env=env,
+            cwd=vault.root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"tsm context failed: {done.stderr}")
+        paths: list[str] = []
+        if done.stdout.strip():
+            xml = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+            paths = [r.findtext("source") or "" for r in ET.fromstring(xml).findall("result")]
+        offline = [d.path for d in injection(row, policy).decisions if d.injected]
+        differ += paths != offline
+        if row["expect"] is None:
+            unrelated += 1
+            silent += not paths
+        elif first_answers(row):
+            ans += 1
+            hit += bool(paths) and paths[0] == row["search"]["results"][0]["source"]["path"]
+    return hit, ans, silent, unrelated, differ
+
+
+def promoted(answer: Injection) -> bool:
+    """Whether the first hit went in only because a hit below it did (the ordering rule);
+    before it, the hook injected the lower hit and dropped the first."""
+    first = answer.decisions[0]
+    return first.injected and first.reason.startswith("ranked above an injected hit")
+
+
+def pct(part: int, whole: int) -> str:
+    return f"{100 * share(part, whole):5.1f} % ({part}/{whole})"
+
+
+def describe(policy: Policy) -> str:
+    return ", ".join(f"{n} {getattr(policy, n):g}" for n in GRID)
+
+
+def misses(vault: Vault, policy: Policy, limit: int = 8) -> list[str]:
+    out = []
+    for row in vault.rows:
+        decisions = injection(row, policy).decisions
+        about = row["expect"] is not None
+        if about and first_answers(row) and not decisions[0].injected:
+            out.append(f"  - missed {row['id']} `{row['prompt'][:60]}`: {decisions[0].reason}")
+        elif not about and any(d.injected for d in decisions):
+            first = next(d for d in decisions if d.injected)
+            out.append(
+                f"  - spoke on {row['id']} `{row['prompt'][:60]}`: {first.path}: {first.reason}"
+            )
+    return out[:limit]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tsm", type=Path, default=ROOT / ".venv" / "bin" / "tsm")
-    parser.add_argument("--vault", choices=("personal", "docs", "both"), default="both")
-    parser.add_argument(
-        "--hook", type=Path, default=HOOK, help="another hook script (e.g. an older version)"
-    )
-    parser.add_argument("--out", type=Path, help="write the report here instead")
-    parser.add_argument(
-        "--joint-fit",
-        action="store_true",
-        help="only refit the floors over both vaults' saved searches (no tsm run)",
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vault", action="append", choices=list(vaults()), help="default: all")
+    parser.add_argument("--no-hook", action="store_true", help="skip the end-to-end check")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    if args.joint_fit:
-        joint_report(args.out or ROOT / "bench" / "results" / "abstention-fit.md")
-        return
-    tsm = args.tsm.resolve()
-    names = ("personal", "docs") if args.vault == "both" else (args.vault,)
+    names = args.vault or list(vaults())
+    lines = [
+        f"# The prompt hook's injection on {len(names)} vaults "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load "
+        f"{open('/proc/loadavg').read().split()[0]})",
+        "",
+        f"`python bench/abstention.py {' '.join(sys.argv[1:])}`".replace(" `", "`"),
+        "",
+    ]
+    chosen: list[Vault] = []
     for name in names:
-        vault = personal_vault() if name == "personal" else docs_vault()
-        text = "\n".join(run(vault, tsm, args.hook.resolve())) + "\n"
-        print(text)
-        (args.out or vault.out).write_text(text, encoding="utf-8")
+        vault = vaults()[name]()
+        lines.append(f"- {name} ({vault.kind}): {index(vault)}; {len(vault.rows)} prompts")
+        search_all(vault)
+        chosen.append(vault)
+    default = Policy()
+    lines += ["", f"## Defaults ({describe(default)})", ""]
+    lines += [
+        "| vault | first note injected | of which only as ranked above an injected hit "
+        "| unrelated silent |",
+        "|---|---|---|---|",
+    ]
+    for vault in chosen:
+        h, a, s, u = rates(vault.rows, default)
+        lifted = sum(
+            first_answers(row) and promoted(injection(row, default))
+            for row in vault.rows
+            if row["expect"] is not None
+        )
+        lines.append(f"| {vault.name} | {pct(h, a)} | {lifted} | {pct(s, u)} |")
+    for vault in chosen:
+        lines += ["", f"{vault.name}, defaults:", *misses(vault, default)]
+    if len(chosen) > 1:
+        lines += ["", "## Leave one vault out", ""]
+        lines += ["| held out | fitted on the others | first note injected | unrelated silent |"]
+        lines += ["|---|---|---|---|"]
+        for held in chosen:
+            policy = fit([v for v in chosen if v is not held])
+            h, a, s, u = rates(held.rows, policy)
+            lines.append(f"| {held.name} | {describe(policy)} | {pct(h, a)} | {pct(s, u)} |")
+        every = fit(chosen)
+        lines += ["", f"Fitted on all {len(chosen)}: {describe(every)}", ""]
+        for vault in chosen:
+            h, a, s, u = rates(vault.rows, every)
+            lines.append(f"- {vault.name}: first {pct(h, a)}, silent {pct(s, u)}")
+    if not args.no_hook:
+        lines += ["", "## End to end: the real `tsm context` fed the hook's JSON, defaults", ""]
+        for vault in chosen:
+            h, a, s, u, d = hook_check(vault, default)
+            lines.append(
+                f"- {vault.name}: first {pct(h, a)}, silent {pct(s, u)}; "
+                f"{d} prompts injected otherwise than the offline decision"
+            )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    args.out.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

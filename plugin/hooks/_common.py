@@ -101,15 +101,6 @@ def env_float(environ: Mapping[str, str], name: str, default: float) -> float:
         return default
 
 
-def env_positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
-    """A positive int setting; a malformed or non-positive value falls back to the default."""
-    try:
-        value = int(environ[name])
-    except (KeyError, ValueError):
-        return default
-    return value if value > 0 else default
-
-
 def run_tsm(
     args: Sequence[str],
     *,
@@ -117,9 +108,10 @@ def run_tsm(
     session_cwd: Path,
     timeout: float,
     environ: Mapping[str, str],
+    stdin: bytes = b"",
 ) -> str:
-    """Run `tsm ARGS` in the index root and return its stdout; any failure becomes a
-    HookFailure.
+    """Run `tsm ARGS` in the index root with `stdin` as its input and return its stdout; any
+    failure becomes a HookFailure.
 
     The program is one no repository controls (_find_tsm): never one found in the session's
     folder, the index root or another trusted root. It runs in the index root, where a
@@ -137,13 +129,19 @@ def run_tsm(
     explicit = environ.get("TSM_INDEX_ROOT")
     if explicit and not os.path.isabs(_locate.expand_home(explicit, environ)):
         child_env["TSM_INDEX_ROOT"] = "."
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with (
+        tempfile.TemporaryFile() as given,
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+    ):
+        given.write(stdin)
+        given.seek(0)
         try:
             process = subprocess.Popen(
                 command,
                 cwd=workspace.root,
                 env=child_env,
-                stdin=subprocess.DEVNULL,
+                stdin=given,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,

@@ -63,7 +63,7 @@ def assert_failed_silently(run: HookRun, state: Path, *needles: str) -> str:
 
 @pytest.fixture
 def recorder(tmp_path: Path) -> tuple[str, Path]:
-    """A stand-in `tsm` that records its argv and cwd, then fails (exit 1)."""
+    """A stand-in `tsm` that records its argv, cwd and stdin, then fails (exit 1)."""
     record = tmp_path / "record.json"
     script = tmp_path / "recorder"
     script.write_text(
@@ -72,7 +72,8 @@ def recorder(tmp_path: Path) -> tuple[str, Path]:
             f"""\
             import json, os, sys
             with open({str(record)!r}, "w") as f:
-                json.dump({{"argv": sys.argv[1:], "cwd": os.getcwd()}}, f)
+                called = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": sys.stdin.read()}}
+                json.dump(called, f)
             sys.exit(1)
             """
         )
@@ -170,7 +171,7 @@ def test_tsm_not_on_path_is_still_run(vault: Path, state: Path, tmp_path: Path) 
         env=env_for(state, PATH=str(empty)),
         cwd=vault,
     )
-    line = assert_failed_silently(run, state, "`tsm search` exited with")
+    line = assert_failed_silently(run, state, "`tsm context` exited with")
     assert "cannot find tsm" not in line
 
 
@@ -181,7 +182,7 @@ def test_failing_tsm_is_logged(vault: Path, state: Path) -> None:
         env=env_for(state, TSM_BIN=FALSE),
         cwd=vault,
     )
-    assert_failed_silently(run, state, "`tsm search` exited with 1")
+    assert_failed_silently(run, state, "`tsm context` exited with 1")
 
 
 def test_the_cli_error_object_is_what_gets_logged(vault: Path, state: Path, tmp_path: Path) -> None:
@@ -225,49 +226,30 @@ def test_a_hanging_tsm_is_killed_at_the_deadline(vault: Path, state: Path, tmp_p
     assert_failed_silently(run, state, "timed out after 0.5s")
 
 
-def test_search_runs_in_the_session_cwd_with_the_contract_flags(
+def test_tsm_context_runs_in_the_index_root_with_the_hook_input(
     vault: Path, state: Path, recorder: tuple[str, Path]
 ) -> None:
+    """The hook hands Claude Code's input to `tsm context` on stdin, whole: the query, the
+    thresholds (TSM_INJECT_*, in its environment) and the XML are tsm's."""
     script, record = recorder
+    payload = prompt_input(vault, "  LoRa\n module  comparison ")
     run = run_hook(
         "user_prompt_submit",
-        prompt_input(vault, "  LoRa\n module  comparison "),
+        payload,
         env=env_for(state, TSM_BIN=script, TSM_INJECT_TOP_K="3"),
         cwd=Path("/"),
     )
     assert_failed_silently(run, state, "exited with 1")
     called = json.loads(record.read_text())
-    assert called["argv"] == [
-        "search",
-        "--format",
-        "json",
-        "-k",
-        "3",
-        "--fallback",
-        "fts-only",
-        "-q",
-        "LoRa module comparison",
-    ]
+    assert called["argv"] == ["context"]
+    assert json.loads(called["stdin"]) == payload
     assert Path(called["cwd"]).resolve() == vault.resolve()
 
 
-@pytest.mark.parametrize("top_k", ["0", "-2", "many"])
-def test_a_bad_top_k_means_five(
-    vault: Path, state: Path, recorder: tuple[str, Path], top_k: str
-) -> None:
-    script, record = recorder
-    run_hook(
-        "user_prompt_submit",
-        prompt_input(vault, "LoRa module comparison"),
-        env=env_for(state, TSM_BIN=script, TSM_INJECT_TOP_K=top_k),
-        cwd=vault,
-    )
-    assert json.loads(record.read_text())["argv"][4] == "5"
-
-
-def test_a_100kb_prompt_is_cut_before_it_reaches_tsm(
+def test_a_100kb_prompt_reaches_tsm_whole_as_json(
     vault: Path, state: Path, recorder: tuple[str, Path]
 ) -> None:
+    """tsm cuts the query (core/context.py, tests/cli/test_context_cli.py)."""
     script, record = recorder
     prompt = "LoRa module comparison please\n" + "pasted log line 0123456789\n" * 4_000
     assert len(prompt.encode()) > 100_000
@@ -278,9 +260,7 @@ def test_a_100kb_prompt_is_cut_before_it_reaches_tsm(
         cwd=vault,
     )
     assert_failed_silently(run, state)
-    query = json.loads(record.read_text())["argv"][-1]
-    assert query.startswith("LoRa module comparison please pasted log line")
-    assert len(query) <= 200
+    assert json.loads(json.loads(record.read_text())["stdin"])["prompt"] == prompt
 
 
 def test_a_100kb_prompt_with_tsm_missing_is_logged(vault: Path, state: Path) -> None:

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from knowledge_xml import render_knowledge_search, shown_text
 from plugin_harness import TSM, base_env, claude_input, needs_tsm, run_hook, trust
-from redaction import find_secrets
+
+from tsm.core.knowledge_xml import render_knowledge_search, shown_text
+from tsm.text.redaction import find_secrets
 
 ANT = "sk-ant-" + "api03-" + "Hk4" * 30
 AWS = "AKIA" + "QYLPMN5HBD7X2EXA"

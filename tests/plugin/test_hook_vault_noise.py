@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 from plugin_harness import HookRun, ask_hook, index_vault, needs_tsm, trust, tsm_cli
-from user_prompt_submit import (
+
+from tsm.core.context import (
     DEFAULT_MIN_COVERAGE,
     DEFAULT_MIN_DROP,
     DEFAULT_MIN_RELEVANCE,
     DEFAULT_TOP_K,
     build_query,
-    search_command,
 )
 
 pytestmark = needs_tsm
@@ -285,7 +285,9 @@ def search(vault: Path, query: str) -> list[dict[str, object]]:
 
 def hook_search(vault: Path, prompt: str) -> list[dict[str, object]]:
     """The search the hook makes for `prompt`, with its arguments."""
-    done = tsm_cli(*search_command(build_query(prompt), DEFAULT_TOP_K), cwd=vault)
+    query = build_query(prompt)
+    search = ["search", "-f", "json", "-k", str(DEFAULT_TOP_K), "--fallback", "fts-only"]
+    done = tsm_cli(*search, f"--query={query}", cwd=vault)
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)["results"]
     assert isinstance(results, list)

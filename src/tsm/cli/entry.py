@@ -1,8 +1,9 @@
 """The console-script entry point (`tsm`, `kb`, `python -m tsm`).
 
-`tsm search` is what hooks and agents run on every prompt, so when a daemon is running the
-command line is forwarded whole (arguments, TSM_* environment, working directory, whether
-stdout is a terminal) and the daemon parses, searches and renders it with the same code as
+`tsm search` and `tsm context` are what agents and the prompt hook run on every prompt, so
+when a daemon is running the command line is forwarded whole (arguments, TSM_* environment,
+working directory, whether stdout is a terminal, and the hook input `tsm context` reads from
+stdin) and the daemon parses, searches and renders it with the same code as
 cli/main.py. This module then imports only `os`, `sys`, `socket` and `json`: no argparse,
 no config loader, no dataclasses (bench/daemon_latency.py measures it).
 
@@ -29,6 +30,7 @@ _FORWARDED_ENV = (
 )
 _NOT_FORWARDED = {"-h", "--help", "--version"}
 CONNECT_TIMEOUT = 2.0
+_MAX_INPUT_BYTES = 8 * 1024 * 1024
 REPLY_TIMEOUT = 60.0  # a daemon that just started may still be loading the model
 
 
@@ -48,10 +50,11 @@ def main() -> int:
 
 
 def forward(argv: list[str]) -> int | None:
-    """Exit code of the search the daemon ran for us, or None to run the full CLI."""
+    """Exit code of the search (or prompt context) the daemon ran for us, or None to run the
+    full CLI."""
     if (
         not argv
-        or argv[0] != "search"
+        or argv[0] not in ("search", "context")
         or _NOT_FORWARDED.intersection(argv)
         or any(a == "--open" or a.startswith("--open=") for a in argv)  # needs this terminal
         or os.environ.get("TSM_DEBUG") == "1"
@@ -68,6 +71,9 @@ def forward(argv: list[str]) -> int | None:
     sock_path = socket_path(locate.state_dir(root, os.environ), os.environ)
     if not os.path.exists(sock_path):
         return None  # not running: the full CLI decides whether to start it
+    stdin = _hook_input(argv)
+    if stdin is False:
+        return None
     tty = sys.stdout.isatty()
     env = {k: v for k, v in os.environ.items() if k.startswith("TSM_") or k in _FORWARDED_ENV}
     if tty and "COLUMNS" not in env:  # shells rarely export it: the daemon cannot ask
@@ -75,7 +81,10 @@ def forward(argv: list[str]) -> int | None:
             env["COLUMNS"] = str(os.get_terminal_size(sys.stdout.fileno()).columns)
         except (OSError, ValueError):
             pass
-    reply = _ask(sock_path, {"argv": argv, "cwd": cwd, "tty": tty, "env": env})
+    request: dict[str, object] = {"argv": argv, "cwd": cwd, "tty": tty, "env": env}
+    if stdin is not None:
+        request["stdin"] = stdin
+    reply = _ask(sock_path, request)
     if reply is None:
         return None
     out, err, code = reply
@@ -87,6 +96,24 @@ def forward(argv: list[str]) -> int | None:
         sys.stderr.close()
         return 0
     return code
+
+
+def _hook_input(argv: list[str]) -> str | None | bool:
+    """For `tsm context` without --prompt, the hook input read from stdin (which is then
+    handed on as stdin, in case the full CLI answers after all); False when it cannot travel
+    (not UTF-8: the full CLI names the error); None for any other command line."""
+    if argv[0] != "context" or any(a == "--prompt" or a.startswith("--prompt=") for a in argv):
+        return None
+    if sys.stdin is None or sys.stdin.isatty():
+        return False  # the full CLI asks for the input
+    import io
+
+    raw = sys.stdin.buffer.read(_MAX_INPUT_BYTES + 1)  # commandline/context.py refuses more
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
 
 
 def _ask(sock_path: str, args: dict[str, object]) -> tuple[str, str, int] | None:

@@ -17,9 +17,19 @@ from ..commandline.parser import (
 )
 from ..errors import SystemFailure, TsmError, UserError
 from ..render.errors import error_text
-from . import admin, browse, completion, index, mcp_cmd, search, transfer, trust_cmd
+from . import admin, browse, completion, context, index, mcp_cmd, search, transfer, trust_cmd
 
-COMMAND_MODULES = (search, index, browse, admin, transfer, trust_cmd, mcp_cmd, completion)
+COMMAND_MODULES = (
+    search,
+    context,
+    index,
+    browse,
+    admin,
+    transfer,
+    trust_cmd,
+    mcp_cmd,
+    completion,
+)
 
 
 def build_parser() -> ArgumentParser:

@@ -16,6 +16,7 @@ from .remote import RemoteKnowledge, Unavailable
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..core.context import ContextRequest, Injection
     from ..core.doctor import DoctorReport
     from ..core.knowledge import Knowledge, LocalKnowledge, Status
     from ..core.reindex import ReindexReport
@@ -101,6 +102,9 @@ class Client:
     # -- the operations -------------------------------------------------------------------
     def search(self, request: SearchRequest) -> SearchResult:
         return self._either(lambda k: k.search(request), lambda k: k.search(request))
+
+    def context(self, request: ContextRequest) -> Injection:
+        return self._either(lambda k: k.context(request), lambda k: k.context(request))
 
     def index(
         self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None

@@ -18,6 +18,7 @@ from .peer import foreign_uid
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..core.context import ContextRequest, Injection
     from ..core.doctor import DoctorReport
     from ..core.knowledge import Status
     from ..core.reindex import ReindexReport
@@ -126,6 +127,12 @@ class RemoteKnowledge:
         from ..core.doctor import DoctorReport
 
         return DoctorReport.from_json(self._call("doctor", {}, SEARCH_TIMEOUT * 5))
+
+    def context(self, request: ContextRequest) -> Injection:
+        from ..core.context import Injection
+
+        data = self._call("context", {"request": request.to_wire()}, SEARCH_TIMEOUT)
+        return Injection.from_json(data)
 
     def close(self) -> None:
         pass  # one connection per call

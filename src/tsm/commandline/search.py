@@ -95,10 +95,14 @@ def _prefixes(typed: Sequence[str], cwd: str, root: str | os.PathLike[str]) -> t
     return tuple(prefixes)
 
 
-def search_parser() -> ArgumentParser:
-    """A parser of `tsm search …` command lines alone, with the CLI's exact grammar and
-    messages (prog `tsm`), for the daemon answering a forwarded command line."""
+def forwardable_parser() -> ArgumentParser:
+    """A parser of the command lines the thin client forwards to the daemon (`tsm search`,
+    `tsm context`) alone, with the CLI's exact grammar and messages (prog `tsm`)."""
+    from .context import add_context_command
+
     parser = ArgumentParser(prog="tsm")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
-    add_search_command(sub, format_option())
+    parent = format_option()
+    add_search_command(sub, parent)
+    add_context_command(sub, parent)
     return parser

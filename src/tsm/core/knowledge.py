@@ -30,6 +30,7 @@ from .scaffolds import scaffolds
 
 if TYPE_CHECKING:
     from ..search.query import Query
+    from .context import ContextRequest, Injection
     from .doctor import DoctorReport
     from .rebuild import DaemonControl
     from .transfer import ExportReport, ImportReport
@@ -73,6 +74,8 @@ class Knowledge(Protocol):
     def status(self) -> Status: ...
 
     def doctor(self) -> DoctorReport: ...
+
+    def context(self, request: ContextRequest) -> Injection: ...
 
     def close(self) -> None: ...
 
@@ -160,6 +163,13 @@ class LocalKnowledge:
         Only indexing creates an index where there is none."""
         conn = self.conn(create=isinstance(job, jobs.IndexJob | jobs.IngestJob))
         return jobs.run(job, self.settings, conn, self.embedder() if embed else None, progress)
+
+    # -- the prompt context ---------------------------------------------------------------
+    def context(self, request: ContextRequest) -> Injection:
+        """What the prompt hook injects for a prompt, with a reason per hit (core/context.py)."""
+        from .context import find_context
+
+        return find_context(request, self.search)
 
     def index(
         self, paths: Iterable[Path] = (), *, embed: bool = True, progress: Progress | None = None

@@ -4,6 +4,7 @@ a path) is the client's error (exit 1, `user_error`), never a crash of the op.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UserError
@@ -35,3 +36,34 @@ def flag(args: dict[str, Any], name: str) -> bool:
     if not isinstance(value, bool):
         raise UserError(f"{name!r} must be true or false")
     return value
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """A command line the thin client forwarded: its words, environment, folder, whether
+    its stdout is a terminal, and what it read on stdin (for `tsm context`)."""
+
+    argv: list[str]
+    environ: dict[str, str]
+    cwd: str
+    tty: bool
+    stdin: bytes | None
+
+
+def command_line(args: dict[str, Any]) -> CommandLine:
+    argv, env, cwd = args.get("argv"), args.get("env"), args.get("cwd")
+    if not (
+        isinstance(argv, list)
+        and all(isinstance(a, str) for a in argv)
+        and isinstance(env, dict)
+        and isinstance(cwd, str)
+    ):
+        raise UserError("cli args must hold argv (strings), env (object) and cwd")
+    stdin = args.get("stdin")
+    return CommandLine(
+        argv,
+        {str(k): str(v) for k, v in env.items()},
+        cwd,
+        bool(args.get("tty")),
+        stdin.encode("utf-8") if isinstance(stdin, str) else None,
+    )

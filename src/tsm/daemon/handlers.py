@@ -14,17 +14,17 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
 from ..client import protocol
-from ..client.fingerprint import settings_fingerprint
 from ..core.jobs import DropVectorsJob, FtsJob, IndexJob, IngestJob, ReindexPlan
 from ..core.reindex import ReindexReport, check_target
 from ..core.request import SearchRequest
-from ..errors import TsmError, UserError
+from ..errors import UserError
 from . import arguments
 from .freshness import SettingsGuard
 from .replies import failure_reply
 from .services import Services
 
 if TYPE_CHECKING:
+    from ..core.context import ContextRequest, Injection
     from ..models import SearchResult
     from .server import Server
 
@@ -101,31 +101,27 @@ class Handlers:
         self.searches += 1
         return result
 
-    def op_cli(self, args: dict[str, Any]) -> dict[str, Any] | None:
-        """A whole `tsm search` command line from the thin client (cli/entry.py), parsed by
-        the core's search grammar and answered as the CLI would: its stdout, stderr and exit
-        code. None (the client then runs the full CLI) for anything but a search, or a
-        client whose environment or tsm.toml gives other settings than this daemon's."""
-        from ..config import load
-        from .forwarded import answer
+    def op_context(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A ContextRequest in its wire form; the reply is the injection with its reasons."""
+        from ..core.context import ContextRequest
 
-        argv, env, cwd = args.get("argv"), args.get("env"), args.get("cwd")
-        if not (
-            isinstance(argv, list)
-            and all(isinstance(a, str) for a in argv)
-            and isinstance(env, dict)
-            and isinstance(cwd, str)
-        ):
-            raise UserError("cli args must hold argv (strings), env (object) and cwd")
-        environ = {str(k): str(v) for k, v in env.items()}
-        try:
-            settings = load(Path(cwd), environ)
-        except TsmError:
-            return None  # the full CLI reports the config error itself
-        if not self.guard.same(settings_fingerprint(settings)):
-            return None
-        tty = bool(args.get("tty"))
-        return answer(argv, environ, tty, self._search, str(settings.index_root), cwd)
+        return self._context(ContextRequest.from_wire(args.get("request"))).as_json()
+
+    def _context(self, request: ContextRequest) -> Injection:
+        with self.services.local() as knowledge:
+            injection = knowledge.context(request)
+        self.searches += 1
+        return injection
+
+    def op_cli(self, args: dict[str, Any]) -> dict[str, Any] | None:
+        """A whole `tsm search` or `tsm context` command line from the thin client
+        (cli/entry.py), answered as the CLI would: its stdout, stderr and exit code. None
+        (the client then runs the full CLI) for any other command, or a client whose
+        environment or tsm.toml gives other settings than this daemon's."""
+        from .forwarded import answer_line
+
+        line = arguments.command_line(args)
+        return answer_line(line, self.guard.same, self._search, self._context)
 
     def op_index(self, args: dict[str, Any]) -> dict[str, Any]:
         paths = tuple(Path(p) for p in arguments.texts(args, "paths"))

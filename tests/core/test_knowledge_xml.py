@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from knowledge_xml import (
+
+from tsm.core.knowledge_xml import (
     DEFAULT_SNIPPET_BUDGET,
     escape_attr,
     escape_text,

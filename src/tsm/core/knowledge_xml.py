@@ -1,7 +1,7 @@
 """Search JSON (as `tsm search -f json` prints it) → <knowledge_search> XML (prompt-format.md).
 
-Pure and stdlib only (Python 3.9+, like all hook code): the UserPromptSubmit hook calls it,
-and tests feed it hand-made dicts.
+Pure: the prompt context (core/context.py) renders what it injects with it, and tests feed
+it hand-made dicts, since the search's JSON is the public shape a hit is judged in.
 
 Every text field (query, type, status, path, section, snippet, related paths) is shown as
 `shown_text` makes it: format characters (zero-width, bidi, TAG) removed, then secrets
@@ -14,12 +14,9 @@ from __future__ import annotations
 import numbers
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from redaction import find_secrets, for_model, strip_format
-
-TYPE_CHECKING = False  # the prompt hook imports this on every prompt: no typing at run time
-if TYPE_CHECKING:
-    from typing import Any
+from ..text.redaction import find_secrets, for_model, strip_format
 
 DEFAULT_SNIPPET_BUDGET = 1000
 # The CLI's snippets are at most 200 characters; a result without one is previewed the same way.
