@@ -245,3 +245,13 @@ def test_one_analyzer_serves_every_run_of_a_text(tok: JapaneseTokenizer) -> None
     text = "狩猟は楽しい。 LoRa で 無線を 使う、センサー・モジュール"
     pieces = [tok.index_text(part) for part in text.split(" ")]
     assert tok.index_text(text).split() == " ".join(pieces).split()
+
+
+def test_english_text_loads_no_dictionary() -> None:
+    tok = JapaneseTokenizer()
+    assert tok.index_text("The LoRa tracker, tested in the field.") == (
+        "the lora tracker, tested in the field."
+    )
+    assert tok._idle == []  # no analyzer was made: the dictionary's pages stay unmapped
+    tok.index_text("狩猟の記録")
+    assert len(tok._idle) == 1

@@ -101,6 +101,8 @@ class JapaneseTokenizer:
     def index_text(self, text: str) -> str:
         """Text for an FTS5 column: Japanese runs replaced by space-separated terms."""
         text = normalize(text)
+        if not _JA_RUN.search(text):  # no dictionary to load for a text without Japanese
+            return text
         with self._analyzer() as analyzer:
             return _JA_RUN.sub(lambda m: " " + " ".join(analyzer.terms(m.group())) + " ", text)
 
