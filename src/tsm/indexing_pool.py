@@ -23,10 +23,11 @@ Key = TypeVar("Key")
 Result = TypeVar("Result")
 
 WORKERS_ENV = "TSM_INDEX_WORKERS"
-# Files that must look changed before a pool starts (a spawned worker costs an interpreter,
-# tsm's imports and a dictionary load); files per batch; batches in flight per worker (with
-# one batch waiting, this bounds the parsed files held in memory).
-START_AFTER = 48
+# Files that must look changed before a pool starts: two spawned workers cost about half a
+# second of CPU (an interpreter, tsm's imports, a dictionary), about what this process
+# spends parsing and tokenizing 256 Japanese notes. Files per batch; batches in flight per
+# worker (with one batch waiting, this bounds the parsed files held in memory).
+START_AFTER = 256
 BATCH = 8
 BATCHES_PER_WORKER = 2
 

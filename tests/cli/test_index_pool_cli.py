@@ -139,7 +139,7 @@ def test_a_small_run_starts_no_worker(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_leaves_a_consistent_index(tmp_path: Path) -> None:
-    root = _vault(tmp_path / "vault", 400)
+    root = _vault(tmp_path / "vault", START_AFTER + 150)
     proc = _index(root, tmp_path / "state", 2)
     db = tmp_path / "state" / "tsm.db"
     deadline = time.monotonic() + scaled(120)
@@ -153,7 +153,7 @@ def test_ctrl_c_leaves_a_consistent_index(tmp_path: Path) -> None:
             pass
     assert proc.poll() is None, "the run ended before it could be interrupted"
     workers = _workers_of(proc.pid)
-    assert workers, "a 400-file run indexes with worker processes"
+    assert workers, "a run this big indexes with worker processes"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=scaled(60))
     assert proc.returncode != 0
