@@ -678,7 +678,10 @@ def _index_file_once(
             return
         # another writer removed or rewrote it meanwhile: store this content anew
     if parsed is None:
+        started = time.process_time()
         parsed = _parse(settings, path, rel, data, content_hash)
+        if ahead is not None:
+            ahead.observe(time.process_time() - started)
     if parsed.failure is not None:
         _cannot_read(conn, rel, old, parsed.failure, report)
         return

@@ -28,6 +28,11 @@ WORKERS_ENV = "TSM_INDEX_WORKERS"
 # spends parsing and tokenizing 256 Japanese notes. Files per batch; batches in flight per
 # worker (with one batch waiting, this bounds the parsed files held in memory).
 START_AFTER = 256
+# And only when a job is worth sending: handing a parsed note back costs the writer about as
+# much as parsing an English note itself (about 0.3 ms), so only heavier jobs (Japanese,
+# about 1.8 ms) gain. Judged on the first jobs this process runs itself.
+MIN_JOB_SECONDS = 0.001
+JOBS_JUDGED = 16
 BATCH = 8
 BATCHES_PER_WORKER = 2
 
@@ -64,7 +69,8 @@ class WorkAhead(Generic[Key, Result]):
     """Jobs run ahead in worker processes, results taken back by key.
 
     `offer` is fed every candidate job in the order the caller will `take` them; jobs wait
-    until START_AFTER are known, then go to the pool in batches (one wake-up of the pool's
+    until START_AFTER are known and the caller's own first jobs (`observe`) showed them
+    worth sending, then go to the pool in batches (one wake-up of the pool's
     threads per BATCH jobs, not per job), BATCHES_PER_WORKER batches per worker at a time."""
 
     def __init__(
@@ -81,6 +87,7 @@ class WorkAhead(Generic[Key, Result]):
         self._sent: dict[Key, Future[dict[Key, Result]]] = {}
         self._done: dict[Key, Result] = {}  # the rest of a batch whose first job was taken
         self._batches = 0  # submitted and not yet read back
+        self._judged, self._spent = 0, 0.0  # jobs run here, and their CPU seconds
         self._broken = self._workers < 2  # one worker would only move the work elsewhere
 
     @property
@@ -98,9 +105,24 @@ class WorkAhead(Generic[Key, Result]):
 
     def offer(self, key: Key, *args: Any) -> None:
         self._waiting[key] = args
-        if self._pool is None and len(self._waiting) >= START_AFTER:
-            self._start()
+        self._start_if_worth_it()
         self._submit()
+
+    def observe(self, cpu_seconds: float) -> None:
+        """Told what a job cost when the caller ran it itself: judges whether to start."""
+        self._judged += 1
+        self._spent += cpu_seconds
+        self._start_if_worth_it()
+
+    def _start_if_worth_it(self) -> None:
+        if (
+            self._pool is None
+            and not self._broken
+            and len(self._waiting) >= START_AFTER
+            and self._judged >= JOBS_JUDGED
+            and self._spent / self._judged >= MIN_JOB_SECONDS
+        ):
+            self._start()
 
     def take(self, key: Key) -> Result | None:
         """The job's result, waiting for it; None when it was not run ahead or its worker

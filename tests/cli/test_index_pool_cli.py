@@ -26,7 +26,7 @@ EN = "The LoRa tracker reports each capture; batteries last a season in the fiel
 def _vault(root: Path, notes: int) -> Path:
     root.mkdir()
     for n in range(notes):
-        body = (JA if n % 2 else EN) * (1 + n % 7)
+        body = JA * (30 + n % 7) + EN  # Japanese enough to be worth a worker
         (root / f"note-{n:03d}.md").write_text(
             f"---\ntitle: note {n}\ntags: [field, n{n % 5}]\n---\n# Note {n}\n\n{body}\n\n"
             f"## Part\n\n{EN if n % 2 else JA}\nSee [[note-{(n + 1) % notes:03d}]].\n",
@@ -167,3 +167,13 @@ def test_ctrl_c_leaves_a_consistent_index(tmp_path: Path) -> None:
     _report(_index(root, tmp_path / "state", 2))
     _report(_index(root, tmp_path / "clean", 0))
     assert _rows(db) == _rows(tmp_path / "clean" / "tsm.db")
+
+
+def test_cheap_english_notes_stay_in_one_process(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    for n in range(START_AFTER + 50):
+        (root / f"n{n}.md").write_text(f"# Note {n}\n\n{EN}\n", encoding="utf-8")
+    proc = _index(root, tmp_path / "state", 2)
+    assert _watched(proc) == set()
+    assert _report(proc)["indexed"] == START_AFTER + 50
