@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 from .config import Settings
 from .embed import Embedder, embed_document_batches, passage_text
 from .errors import EmbedderUnavailable, UserError
+from .indexing_pool import WorkAhead, fill
 from .models import Document
 from .sources import SkipFile, discover, load_bytes, reader_for, walk
 from .sources.commit_dates import CommitDates
@@ -106,14 +107,20 @@ def index_paths(
     seen: set[str] = set()
     rels = [PurePosixPath(path.relative_to(root)).as_posix() for path in files]
     commits = CommitDates(root, rels)  # runs git only when a file needs a date
-    for done, (path, rel) in enumerate(zip(files, rels, strict=True), start=1):
-        seen.add(rel)
-        if storable(rel):
-            _index_file(settings, conn, path, rel, stored, report, reach, commits)
-        else:  # stored, it would abort the run (SQLite and JSON need valid Unicode)
-            report.skipped.append({"path": display(rel), "reason": UNDECODABLE_NAME})
-        if progress:
-            progress(done, len(files), display(rel))
+    # Files that look changed are read, parsed and tokenized ahead in worker processes; this
+    # process decides and stores each file in order as before, using their work.
+    candidates = _changed_files(settings, files, rels, stored)
+    with WorkAhead[str, Parsed | None](parse_file, start_parsing, (settings, reach)) as ahead:
+        for done, (path, rel) in enumerate(zip(files, rels, strict=True), start=1):
+            fill(ahead, candidates)
+            seen.add(rel)
+            if storable(rel):
+                _index_file(settings, conn, path, rel, stored, report, reach, commits, ahead)
+            else:  # stored, it would abort the run (SQLite and JSON need valid Unicode)
+                report.skipped.append({"path": display(rel), "reason": UNDECODABLE_NAME})
+            ahead.forget(rel)
+            if progress:
+                progress(done, len(files), display(rel))
     if not paths:
         for transcript, folder in _session_files(settings, report):
             key = session_key(settings, transcript)
@@ -526,6 +533,7 @@ def _index_file(
     report: IndexReport,
     reach: Reach,
     commits: CommitDates,
+    ahead: WorkAhead[str, Parsed | None] | None = None,
 ) -> None:
     """Index one file. A symlink is followed only to a file inside `reach` (a file reached
     by a walk has no linked folder above it: discover does not follow those).
@@ -534,10 +542,11 @@ def _index_file(
     old = stored.get(rel)
     for _ in range(READ_ATTEMPTS):
         try:
-            _index_file_once(settings, conn, path, rel, old, report, reach, commits)
+            _index_file_once(settings, conn, path, rel, old, report, reach, commits, ahead)
             return
         except _FileChanged:
             old = documents.stored_file(conn, rel)
+            ahead = None  # a second attempt reads the file anew: nothing ahead fits it
     report.skipped.append({"path": rel, "reason": CHANGED_WHILE_INDEXED})
 
 
@@ -559,6 +568,73 @@ def _cannot_read(
         report.removed += _locked(conn, [rel], lambda: documents.delete_document(conn, old_id))
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """One file's bytes parsed and tokenized, or why they cannot be."""
+
+    content_hash: str
+    doc: Document | None = None
+    prepared: Prepared | None = None
+    failure: SkipFile | None = None
+
+
+def _parse(settings: Settings, path: Path, rel: str, data: bytes, content_hash: str) -> Parsed:
+    """Parse and tokenize a file's bytes: the CPU work, done in a worker or here."""
+    reader = reader_for(path)
+    try:
+        assert reader is not None  # discover yields only the kinds a reader reads
+        doc = reader(path, rel, data)
+    except SkipFile as skip:
+        return Parsed(content_hash, failure=skip)
+    except Exception as exc:  # a reader bug must cost one file, never the whole run
+        return Parsed(content_hash, failure=SkipFile(f"cannot parse: {type(exc).__name__}: {exc}"))
+    return Parsed(content_hash, doc, prepare(settings, doc))
+
+
+def _changed_files(
+    settings: Settings, files: list[Path], rels: list[str], stored: dict[str, documents.StoredFile]
+) -> Iterator[tuple[str, tuple[Path, str]]]:
+    """Jobs for WorkAhead: the files that look changed, in the loop's order."""
+    first = True
+    for path, rel in zip(files, rels, strict=True):
+        if storable(rel) and _looks_changed(path, stored.get(rel)):
+            if first:  # built here, before any worker looks for it (two would race)
+                compiled_user_dict(settings.state_dir)
+                first = False
+            yield rel, (path, rel)
+
+
+def _looks_changed(path: Path, old: documents.StoredFile | None) -> bool:
+    """Whether a file is worth parsing ahead: not indexed yet, or its size or time moved."""
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return old is None or old.size != info.st_size or old.mtime != info.st_mtime
+
+
+_worker: tuple[Settings, Reach] | None = None
+
+
+def start_parsing(settings: Settings, reach: Reach) -> None:
+    """Set up a worker process of WorkAhead: what parse_file needs for every file."""
+    global _worker
+    _worker = (settings, reach)
+
+
+def parse_file(path: Path, rel: str) -> Parsed | None:
+    """A worker's job: read, parse and tokenize one file as _index_file_once would. None
+    when it cannot be read: the writer reads it itself and reports why."""
+    assert _worker is not None
+    settings, reach = _worker
+    try:
+        source = reach.resolve(path) if path.is_symlink() else path
+        data = load_bytes(source, int(settings.get("index.max_file_mb") * 1024 * 1024), reach)
+    except Exception:
+        return None
+    return _parse(settings, path, rel, data, hashlib.sha256(data).hexdigest())
+
+
 def _index_file_once(
     settings: Settings,
     conn: Connection,
@@ -568,9 +644,10 @@ def _index_file_once(
     report: IndexReport,
     reach: Reach,
     commits: CommitDates,
+    ahead: WorkAhead[str, Parsed | None] | None = None,
 ) -> None:
-    """_index_file's work; _FileChanged when the file changed between reading and storing."""
-    reader = reader_for(path)
+    """_index_file's work; _FileChanged when the file changed between reading and storing.
+    `ahead` may hold this file parsed by a worker: used when it read the same bytes."""
     try:
         source, stat = path, path.lstat()
         if S_ISLNK(stat.st_mode):
@@ -593,28 +670,40 @@ def _index_file_once(
         report.unchanged += 1
         return
     limit = int(settings.get("index.max_file_mb") * 1024 * 1024)
-    try:
-        data = load_bytes(source, limit, reach)  # opened from the root down, no link followed
-    except Exception as exc:
-        _cannot_read(conn, rel, old, exc, report)
-        return
-    content_hash = hashlib.sha256(data).hexdigest()
+    # A worker's parse of the bytes it read stands for a read here: storing reads the file
+    # again and compares, so bytes changed since are caught like any other edit. Touching
+    # does not compare, so a touch is decided on bytes read here.
+    parsed = ahead.take(rel) if ahead is not None else None
+    if parsed is not None and old is not None and old.content_hash == parsed.content_hash:
+        parsed = None
+    if parsed is None:
+        try:
+            data = load_bytes(source, limit, reach)  # opened from the root down, no link followed
+        except Exception as exc:
+            _cannot_read(conn, rel, old, exc, report)
+            return
+        content_hash = hashlib.sha256(data).hexdigest()
+    else:
+        content_hash = parsed.content_hash
     if old and old.content_hash == content_hash:
         old_id = old.id
         if _locked(conn, [rel], lambda: documents.touch(conn, old_id, stat.st_size, stat.st_mtime)):
             report.unchanged += 1
             return
         # another writer removed or rewrote it meanwhile: store this content anew
-    try:
-        assert reader is not None  # discover yields only the kinds a reader reads
-        doc = reader(path, rel, data)
-    except Exception as exc:  # a reader bug must cost one file, never the whole run
-        _cannot_read(conn, rel, old, exc, report)
+    if parsed is None:
+        started = time.process_time()
+        parsed = _parse(settings, path, rel, data, content_hash)
+        if ahead is not None:
+            ahead.observe(time.process_time() - started)
+    if parsed.failure is not None:
+        _cannot_read(conn, rel, old, parsed.failure, report)
         return
-    doc = _with_date(doc, stat.st_mtime, lambda: commits.of(rel))
+    assert parsed.doc is not None and parsed.prepared is not None
+    doc = _with_date(parsed.doc, stat.st_mtime, lambda: commits.of(rel))
     if doc.malformed_lines:
         report.warnings.append(f"{rel}: skipped {doc.malformed_lines} malformed lines")
-    rows = prepare(settings, doc)  # tokenized before the transaction: its locks stay short
+    rows = parsed.prepared  # tokenized before the transaction: its locks stay short
 
     def store() -> tuple[int, int] | None:
         """(twins removed, chunks written), or None when the index already held this."""

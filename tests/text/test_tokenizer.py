@@ -11,6 +11,7 @@ import pytest
 
 from tsm.search.fts import match_expression
 from tsm.text.tokenizer import (
+    _JA_RUN,
     ENGLISH_STOPWORDS,
     JapaneseTokenizer,
     get_tokenizer,
@@ -204,3 +205,53 @@ def test_release_unmaps_the_dictionary_and_the_next_call_loads_it_again() -> Non
     gc.collect()
     assert _dictionary_maps() == before
     assert "境界" in tok.ja_terms("境界層の研究")
+
+
+def _terms_by_the_definition(run: str) -> list[str]:
+    """What the analyzer's terms are, spelled out plainly: every SudachiPy morpheme (split
+    mode A) whose part of speech carries a topic and whose surface holds a letter or digit,
+    by its normalized form."""
+    from sudachipy import Dictionary, SplitMode
+
+    analyzer = Dictionary(dict="core").tokenizer(mode=SplitMode.A)
+    return [
+        m.normalized_form()
+        for start in range(0, len(run), 2000)
+        for m in analyzer.tokenize(run[start : start + 2000])
+        if m.part_of_speech()[0] not in {"助詞", "助動詞", "補助記号", "空白"}
+        and any(c.isalnum() for c in m.surface())
+    ]
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "東京都に行ったが、作っているものは見せなかった",
+        "ボブ・ディランとジョン・レノン",  # a middle dot between words
+        "・・・ー゛゜",  # marks alone
+        "ヶ月々〆切",
+        "狩猟免許を取得した" * 400,  # past the analyzer's input limit: cut into pieces
+    ],
+)
+def test_lean_terms_match_the_definition(tok: JapaneseTokenizer, run: str) -> None:
+    assert tok.ja_terms(run) == _terms_by_the_definition(run)
+    by_definition = _JA_RUN.sub(
+        lambda m: " " + " ".join(_terms_by_the_definition(m.group())) + " ", normalize(run)
+    )
+    assert tok.index_text(run) == by_definition
+
+
+def test_one_analyzer_serves_every_run_of_a_text(tok: JapaneseTokenizer) -> None:
+    text = "狩猟は楽しい。 LoRa で 無線を 使う、センサー・モジュール"
+    pieces = [tok.index_text(part) for part in text.split(" ")]
+    assert tok.index_text(text).split() == " ".join(pieces).split()
+
+
+def test_english_text_loads_no_dictionary() -> None:
+    tok = JapaneseTokenizer()
+    assert tok.index_text("The LoRa tracker, tested in the field.") == (
+        "the lora tracker, tested in the field."
+    )
+    assert tok._idle == []  # no analyzer was made: the dictionary's pages stay unmapped
+    tok.index_text("狩猟の記録")
+    assert len(tok._idle) == 1

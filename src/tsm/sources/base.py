@@ -21,6 +21,10 @@ class SkipFile(Exception):
         super().__init__(reason)
         self.transient = transient
 
+    def __reduce__(self) -> tuple[type[SkipFile], tuple[str, bool]]:
+        # Pickled with `transient`: a worker process hands its skips back to the writer.
+        return (type(self), (str(self), self.transient))
+
 
 # A document's names are stored with every one of its chunks (the title and aliases in each
 # chunk's keyword row, the heading path in its section, the tags beside it), so their size

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # Hiragana, katakana (incl. ー), CJK ideographs and iteration marks: runs handed to the analyzer.
 _JA_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+")
@@ -49,7 +49,7 @@ class JapaneseTokenizer:
         self._idle: list[Any] = []
 
     @contextmanager
-    def _analyzer(self) -> Iterator[Any]:
+    def _analyzer(self) -> Iterator[_Analyzer]:
         with self._lock:
             analyzer = self._idle.pop() if self._idle else None
         if analyzer is None:
@@ -70,7 +70,7 @@ class JapaneseTokenizer:
                     f"{self._user_dict}: cannot load the user dictionary: {exc}",
                     "remove it; tsm builds it again from user_dict.csv",
                 ) from None
-            analyzer = dictionary.tokenizer(mode=SplitMode.A)
+            analyzer = _Analyzer.of(dictionary, dictionary.tokenizer(mode=SplitMode.A))
         try:
             yield analyzer
         finally:
@@ -85,16 +85,8 @@ class JapaneseTokenizer:
             self._idle.clear()
 
     def ja_terms(self, run: str) -> list[str]:
-        terms: list[str] = []
         with self._analyzer() as analyzer:
-            for start in range(0, len(run), _MAX_RUN):
-                for morpheme in analyzer.tokenize(run[start : start + _MAX_RUN]):
-                    if morpheme.part_of_speech()[0] in _DROP_POS:
-                        continue
-                    surface = morpheme.surface()
-                    if any(c.isalnum() for c in surface):
-                        terms.append(morpheme.normalized_form())
-        return terms
+            return analyzer.terms(run)
 
     def morphemes(self, run: str) -> list[Any]:
         """SudachiPy morphemes of a Japanese run, particles included: the bilingual bridge
@@ -103,13 +95,16 @@ class JapaneseTokenizer:
             return [
                 m
                 for start in range(0, len(run), _MAX_RUN)
-                for m in analyzer.tokenize(run[start : start + _MAX_RUN])
+                for m in analyzer.tokenizer.tokenize(run[start : start + _MAX_RUN])
             ]
 
     def index_text(self, text: str) -> str:
         """Text for an FTS5 column: Japanese runs replaced by space-separated terms."""
         text = normalize(text)
-        return _JA_RUN.sub(lambda m: " " + " ".join(self.ja_terms(m.group())) + " ", text)
+        if not _JA_RUN.search(text):  # no dictionary to load for a text without Japanese
+            return text
+        with self._analyzer() as analyzer:
+            return _JA_RUN.sub(lambda m: " " + " ".join(analyzer.terms(m.group())) + " ", text)
 
     def query_terms(self, text: str) -> list[str]:
         """Distinct search terms of a user query, in order; English stopwords dropped."""
@@ -122,6 +117,41 @@ class JapaneseTokenizer:
             pos = match.end()
         terms += _latin_terms(text[pos:])
         return list(dict.fromkeys(t for t in terms if t))
+
+
+class _Analyzer(NamedTuple):
+    """One SudachiPy tokenizer and what reading its output cheaply needs: the ids of the
+    parts of speech to drop (an int per morpheme, where `part_of_speech()` builds a tuple
+    of six strings) and a result list that each call fills again instead of allocating."""
+
+    tokenizer: Any
+    dropped: frozenset[int]
+    out: Any
+
+    @classmethod
+    def of(cls, dictionary: Any, tokenizer: Any) -> _Analyzer:
+        dropped = set()
+        pos_id = 0
+        while (pos := dictionary.pos_of(pos_id)) is not None:  # user dictionaries add some
+            if pos[0] in _DROP_POS:
+                dropped.add(pos_id)
+            pos_id += 1
+        return cls(tokenizer, frozenset(dropped), tokenizer.tokenize(""))
+
+    def terms(self, run: str) -> list[str]:
+        """The normalized forms of a Japanese run's content words, in order."""
+        terms: list[str] = []
+        dropped, tokenize, out = self.dropped, self.tokenizer.tokenize, self.out
+        for start in range(0, len(run), _MAX_RUN):
+            for morpheme in tokenize(run[start : start + _MAX_RUN], out=out):
+                if morpheme.part_of_speech_id() in dropped:
+                    continue
+                surface = morpheme.surface()
+                # Most surfaces are all letters: one C call decides; the rest are checked
+                # letter by letter (a word glued to a middle dot is still a word).
+                if surface.isalnum() or any(c.isalnum() for c in surface):
+                    terms.append(morpheme.normalized_form())
+        return terms
 
 
 def _latin_terms(text: str) -> list[str]:
