@@ -6,6 +6,7 @@ written through the store's own write_document."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import sqlite3
@@ -298,9 +299,9 @@ def test_postings_go_with_their_chunk(pg_url: str) -> None:
            WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id = p.chunk_id)"""
     ).fetchone()[0]
     assert orphans == 0
-    per_row = server.execute(
-        "SELECT sum((SELECT count(*) FROM jsonb_object_keys(counts))) FROM chunk_keywords"
-    ).fetchone()[0]
+    per_row = sum(
+        len(set(terms.split())) for (terms,) in server.execute("SELECT terms FROM chunk_keywords")
+    )
     assert server.execute("SELECT count(*) FROM keyword_postings").fetchone()[0] == per_row
     assert server.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1 + 3 * 2
     server.close()
@@ -328,3 +329,92 @@ def test_expressions_other_than_or_of_phrases_are_refused() -> None:
     for bad in ('"a" AND "b"', '"a" "b"', "a", '"a" OR', '("a"', '"a")', '"a"*', ""):
         with pytest.raises(ValueError):
             pg_keywords.expression_phrases(bad)
+
+
+def _schema_6(conn: Any) -> None:
+    """A store as tsm left it before the keyword index was rebuilt (migration m007)."""
+    for number, step in enumerate(migrations.MIGRATIONS[:6], start=1):
+        conn.execute("BEGIN")
+        step(conn)
+        conn.execute(
+            "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, 0)",
+            (number, step.__name__),
+        )
+        conn.execute("COMMIT")
+
+
+def _copy_as_schema_6(lite: sqlite3.Connection, server: Any) -> None:
+    """SQLite's documents, chunks and keyword rows written into a schema-6 store the way tsm
+    wrote them then: a tsvector, counts and offsets in JSON, and a posting per term."""
+    for doc_id, path, text in lite.execute("SELECT id, path, text FROM documents"):
+        server.execute(
+            """INSERT INTO documents(id, path, type, title, content_hash, size, mtime, category,
+                   text, indexed_at) VALUES (?, ?, 'markdown', ?, ?, 1, 0, 'note', ?, 0)""",
+            (doc_id, path, path, path, text),
+        )
+    for row in lite.execute("SELECT id, document_id, chunk_index, section, text FROM chunks"):
+        server.execute(
+            """INSERT INTO chunks(id, document_id, chunk_index, section, text, embed_hash)
+               VALUES (?, ?, ?, ?, ?, 'h')""",
+            row,
+        )
+    for table in ("documents", "chunks"):  # identities go on past the copied ids
+        server.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}"
+        )
+    for chunk_id, *columns in lite.execute(
+        "SELECT rowid, title, section, body, tags FROM chunks_fts"
+    ):
+        made = pg_keywords.keyword_rows([columns])[0]
+        positions = {
+            lex: [[i for i, t in enumerate(col) if t == lex] for col in made.columns]
+            for lex in made.counts
+        }
+        server.execute(
+            """INSERT INTO chunk_keywords(chunk_id, lexemes, counts, positions, tokens)
+               VALUES (?, array_to_tsvector(?::text[]), ?::jsonb, ?::jsonb, ?)""",
+            (
+                chunk_id,
+                list(made.counts),
+                json.dumps(made.counts),
+                json.dumps(positions),
+                made.tokens,
+            ),
+        )
+        for lex, counts in made.counts.items():
+            server.execute(
+                """INSERT INTO keyword_postings(lexeme, chunk_id, c0, c1, c2, c3, tokens)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (lex, chunk_id, *counts, made.tokens),
+            )
+
+
+def test_a_store_of_schema_6_ranks_as_fts5_once_migrated(pg_url: str, tmp_path: Path) -> None:
+    """Migration m007 turns the keyword rows of an existing team store into the new index:
+    the same matches and ranks as FTS5 on the same chunks, and new writes join them."""
+    lite = open_db(tmp_path / "tsm.db", create=True)
+    docs = _corpus(seed=29)
+    _write(lite, docs)
+    server = postgres.connect(pg_url)
+    _schema_6(server)
+    _copy_as_schema_6(lite, server)
+    assert migrations.apply(server) == migrations.LATEST
+    columns = {
+        name
+        for (name,) in server.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?",
+            ("chunk_keywords",),
+        )
+    }
+    assert columns == {"chunk_id", "terms", "tokens"}
+    more = [("c/new.md", [("deer", "", "boundary layer running cafe")], "study")]
+    for conn in (lite, server):
+        _write(conn, more)
+    for query in ("running cafe", "境界層の流れ", "snake_case Boundary-Layer", "deer trap"):
+        expression = match_expression(get_tokenizer().query_terms(query))
+        assert expression is not None
+        _compare(lite, server, expression)
+    for expression in ('"boundary layer"', '"trap deer trap"', '"layer" OR "deer trap"'):
+        _compare(lite, server, expression)
+    server.close()
+    lite.close()

@@ -91,7 +91,7 @@ def snapshot(url: str) -> dict[str, Any]:
                    FROM chunks c JOIN documents d ON d.id = c.document_id"""
             ),
             "keywords": rows(
-                """SELECT d.path, c.chunk_index, k.lexemes::text, k.counts::text, k.tokens
+                """SELECT d.path, c.chunk_index, k.terms, k.tokens
                    FROM chunk_keywords k JOIN chunks c ON c.id = k.chunk_id
                    JOIN documents d ON d.id = c.document_id"""
             ),
