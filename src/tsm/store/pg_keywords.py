@@ -49,6 +49,7 @@ import json
 import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,7 +75,15 @@ class _Scratch(threading.local):
 
 
 _scratch = _Scratch()
-_word_terms: dict[str, tuple[str, ...]] = {}
+
+
+@dataclass(frozen=True)
+class _Word:
+    terms: tuple[str, ...]  # its FTS5 terms in order
+    text: str  # the same joined by spaces
+
+
+_known: dict[str, _Word] = {}  # words seen, with their terms
 
 
 def _fts5() -> sqlite3.Connection:
@@ -113,60 +122,72 @@ def _split(texts: Sequence[str]) -> list[tuple[str, ...]]:
     return [tuple(terms) for terms in out]
 
 
-def _learn(words: Iterable[str]) -> None:
-    """Split the words not seen yet, all in one pass of the tokenizer."""
-    new = [w for w in dict.fromkeys(words) if w not in _word_terms]
+def _learn(words: Iterable[str]) -> dict[str, _Word]:
+    """A map holding every one of `words` with its terms: those not seen yet are split, all
+    in one pass of the tokenizer. A full cache is replaced, not emptied, so the map another
+    thread holds stays whole."""
+    global _known
+    known = _known
+    wanted = list(dict.fromkeys(words))
+    new = [w for w in wanted if w not in known]
     if not new:
-        return
-    if len(_word_terms) + len(new) > WORD_CACHE_SIZE:
-        _word_terms.clear()
-    _word_terms.update(zip(new, _split(new), strict=True))
+        return known
+    if len(known) + len(new) > WORD_CACHE_SIZE:
+        known, new = {}, wanted
+    known.update((w, _Word(t, " ".join(t))) for w, t in zip(new, _split(new), strict=True))
+    _known = known
+    return known
 
 
 def column_terms(text: str) -> list[str]:
     """A column's lexemes in order. FTS5 splits at white space as str.split does (every
     white-space character is a separator to unicode61), so a text's terms are its words'."""
     words = text.split()
-    _learn(words)
-    try:
-        return [t for w in words for t in _word_terms[w]]
-    except KeyError:  # another thread cleared the cache meanwhile
-        _learn(words)
-        return [t for w in words for t in _word_terms.get(w) or _split([w])[0]]
+    known = _learn(words)
+    return [t for w in words for t in known[w].terms]
 
 
 @dataclass(frozen=True)
 class KeywordRow:
-    """A chunk's keyword row: per lexeme its count in each column, its columns' lexemes in
-    order, and its token count (FTS5's column sizes summed)."""
+    """A chunk's keyword row: per lexeme its count in each column, its terms as stored (a
+    newline between columns, a space between terms), and its token count (FTS5's column
+    sizes summed)."""
 
     counts: dict[str, list[int]]
-    columns: tuple[tuple[str, ...], ...]
+    terms: str
+    tokens: int
 
     @property
-    def tokens(self) -> int:
-        return sum(map(len, self.columns))
+    def columns(self) -> list[list[str]]:
+        return stored_columns(self.terms)
 
-    @property
-    def terms(self) -> str:
-        """The columns as stored: a newline between columns, a space between terms."""
-        return "\n".join(" ".join(c) for c in self.columns)
+
+def stored_columns(terms: str) -> list[list[str]]:
+    """A chunk's columns, each its lexemes in order, from its stored terms."""
+    return [column.split() for column in terms.split("\n")]
 
 
 def keyword_rows(rows: Sequence[Sequence[str]]) -> list[KeywordRow]:
-    """The keyword rows of (title, section, body, tags) texts."""
-    _learn(w for row in rows for text in row for w in text.split())
+    """The keyword rows of (title, section, body, tags) texts: counted by word (a word's
+    terms are the same wherever it occurs), then by term."""
+    known = _learn(w for row in rows for text in row for w in text.split())
     out = []
     for row in rows:
-        columns = tuple(tuple(column_terms(text)) for text in row)
         counts: dict[str, list[int]] = {}
-        for col, terms in enumerate(columns):
-            for term in terms:
-                found = counts.get(term)
-                if found is None:
-                    counts[term] = found = [0] * len(COLUMNS)
-                found[col] += 1
-        out.append(KeywordRow(counts, columns))
+        columns = []
+        tokens = 0
+        for col, text in enumerate(row):
+            words = text.split()
+            columns.append(" ".join([j for w in words if (j := known[w].text)]))
+            for word, n in Counter(words).items():
+                terms = known[word].terms
+                tokens += n * len(terms)
+                for term in terms:
+                    found = counts.get(term)
+                    if found is None:
+                        counts[term] = found = [0] * len(COLUMNS)
+                    found[col] += n
+        out.append(KeywordRow(counts, "\n".join(columns), tokens))
     return out
 
 
@@ -250,10 +271,6 @@ def phrase_count(
     return total
 
 
-def _stored_columns(terms: str) -> list[list[str]]:
-    return [column.split() for column in terms.split("\n")]
-
-
 # --- writes -------------------------------------------------------------------------------
 
 
@@ -333,7 +350,7 @@ def _phrase_hits(
         rows = conn.execute(_HOLDING_ALL_AMONG, (lexemes, list(among), len(lexemes)))
     found: dict[int, _PhraseHit] = {}
     for chunk_id, tokens, terms in rows:
-        columns = _stored_columns(terms)
+        columns = stored_columns(terms)
         if phrase_count(columns, phrase, (1.0,) * len(COLUMNS)):  # holds it, whatever the weights
             found[int(chunk_id)] = _PhraseHit(int(tokens), phrase_count(columns, phrase, weights))
     return found
@@ -466,14 +483,20 @@ RANKED = f"""
     WITH total AS (
         SELECT sum(rows)::float8 AS n, sum(tokens)::float8 / sum(rows)::float8 AS avgdl
         FROM keyword_totals
-    ), phrase AS (
+    ), counted AS MATERIALIZED (
         SELECT q.slot, q.lexeme, coalesce(q.n, (
                    SELECT count(*) FROM keyword_postings c WHERE c.lexeme = q.lexeme))::float8 AS n
         FROM unnest(?::text[], ?::bigint[]) WITH ORDINALITY AS q(lexeme, n, slot)
+    ), phrase AS (
+        SELECT q.slot, q.lexeme,
+               CASE WHEN ln((total.n - q.n + 0.5::float8) / (q.n + 0.5::float8)) <= 0
+                    THEN {_f8(IDF_FLOOR)}
+                    ELSE ln((total.n - q.n + 0.5::float8) / (q.n + 0.5::float8)) END AS idf
+        FROM counted q CROSS JOIN total
     ), weight AS (
         SELECT ?::float8 AS w0, ?::float8 AS w1, ?::float8 AS w2, ?::float8 AS w3
     ), hit AS (
-        SELECT phrase.slot, p.chunk_id, p.tokens,
+        SELECT phrase.slot, phrase.idf, p.chunk_id, p.tokens,
                p.c0::float8 * weight.w0 + p.c1::float8 * weight.w1 + p.c2::float8 * weight.w2
                + p.c3::float8 * weight.w3 AS f
         FROM phrase CROSS JOIN weight
@@ -481,20 +504,17 @@ RANKED = f"""
             SELECT p.chunk_id, p.tokens, p.c0, p.c1, p.c2, p.c3 FROM keyword_postings p
             WHERE p.lexeme = phrase.lexeme) p
         UNION ALL
-        SELECT x.slot, x.chunk_id, x.tokens, x.f
+        SELECT x.slot, phrase.idf, x.chunk_id, x.tokens, x.f
         FROM unnest(?::bigint[], ?::bigint[], ?::int[], ?::float8[]) AS x(slot, chunk_id, tokens, f)
-    ), scored AS (
-        SELECT hit.chunk_id, hit.slot,
-               (CASE WHEN ln((total.n - phrase.n + 0.5::float8) / (phrase.n + 0.5::float8)) <= 0
-                     THEN {_f8(IDF_FLOOR)}
-                     ELSE ln((total.n - phrase.n + 0.5::float8) / (phrase.n + 0.5::float8)) END)
-               * ((hit.f * {_f8(K1 + 1.0)})
-                  / (hit.f + {_f8(K1)}
-                     * ({_f8(1 - B)} + {_f8(B)} * hit.tokens::float8 / total.avgdl))) AS s
-        FROM hit JOIN phrase ON phrase.slot = hit.slot CROSS JOIN total
+        JOIN phrase ON phrase.slot = x.slot
     )
-    SELECT scored.chunk_id, {_f8(-1.0)} * sum(scored.s ORDER BY scored.slot) AS rank
-    FROM scored GROUP BY scored.chunk_id"""
+    SELECT hit.chunk_id,
+           {_f8(-1.0)} * sum(
+               hit.idf * ((hit.f * {_f8(K1 + 1.0)})
+                          / (hit.f + {_f8(K1)}
+                             * ({_f8(1 - B)} + {_f8(B)} * hit.tokens::float8 / total.avgdl)))
+               ORDER BY hit.slot) AS rank
+    FROM hit CROSS JOIN total GROUP BY hit.chunk_id"""
 
 
 def _ranked(conn: Any, query: Query, weights: Sequence[float]) -> list[object] | None:
