@@ -10,6 +10,7 @@ import json
 import math
 import random
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -417,4 +418,90 @@ def test_a_store_of_schema_6_ranks_as_fts5_once_migrated(pg_url: str, tmp_path: 
     for expression in ('"boundary layer"', '"trap deer trap"', '"layer" OR "deer trap"'):
         _compare(lite, server, expression)
     server.close()
+    lite.close()
+
+
+def _ranks_by_place(conn: Any, expression: str) -> dict[tuple[str, int], float]:
+    """Every match's rank keyed by (path, chunk index): ids differ between two stores."""
+    places = dict(
+        (cid, (path, index))
+        for cid, path, index in conn.execute(
+            """SELECT c.id, d.path, c.chunk_index FROM chunks c
+               JOIN documents d ON d.id = c.document_id"""
+        )
+    )
+    found = keywords.best_chunks(conn, expression, COLUMN_WEIGHTS, 100_000)
+    return {places[m.chunk_id]: m.rank for m in found}
+
+
+def test_two_concurrent_writers_keep_the_statistics_right(pg_url: str, tmp_path: Path) -> None:
+    """Two writers at once, each adding, replacing and deleting its own documents in many
+    small transactions: afterwards N, the token total and every term's postings are those of
+    the chunks that remain (nothing lost or counted twice), and the ranks are FTS5's on the
+    same final documents."""
+    rng = random.Random(11)
+    plans = []
+    for writer in "ab":
+        steps: list[tuple[str, Any]] = []
+        for i in range(60):
+            path = f"{writer}/{i}.md"
+            chunks = [("", "", _words(rng, ENGLISH, 1, 15)) for _ in range(rng.randint(1, 3))]
+            steps.append(("write", (path, chunks, "")))
+            if i % 3 == 0:  # replaced by another version
+                steps.append(("write", (path, [("", "", _words(rng, ENGLISH, 1, 15))], "")))
+            if i % 5 == 0 and i:
+                steps.append(("delete", f"{writer}/{i - 1}.md"))
+        plans.append(steps)
+
+    def run(steps: list[tuple[str, Any]], conn: Any) -> None:
+        for kind, what in steps:
+            if kind == "write":
+                _write(conn, [what])
+            else:
+                _delete(conn, [what])
+
+    setup = postgres.connect(pg_url)
+    migrations.apply(setup)
+    setup.close()
+    writers = [postgres.connect(pg_url) for _ in plans]
+    errors: list[BaseException] = []
+
+    def guarded(steps: list[tuple[str, Any]], conn: Any) -> None:
+        try:
+            run(steps, conn)
+        except BaseException as exc:  # re-raised in the test's thread
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=guarded, args=(steps, conn))
+        for steps, conn in zip(plans, writers, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    assert not errors, errors
+    lite = open_db(tmp_path / "tsm.db", create=True)
+    for steps in plans:
+        run(steps, lite)
+    server = writers[0]
+    rows, tokens = server.execute("SELECT count(*), sum(tokens) FROM chunk_keywords").fetchone()
+    assert server.execute("SELECT sum(rows), sum(tokens) FROM keyword_totals").fetchone() == (
+        rows,
+        tokens,
+    )
+    assert rows == lite.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    postings = server.execute("SELECT count(*) FROM keyword_postings").fetchone()[0]
+    assert postings == sum(
+        len(set(terms.split())) for (terms,) in server.execute("SELECT terms FROM chunk_keywords")
+    )
+    for query in ("run cafe", "deer trap study", "boundary layer", "naive résumé 42"):
+        expression = match_expression(get_tokenizer().query_terms(query))
+        assert expression is not None
+        expected, got = _ranks_by_place(lite, expression), _ranks_by_place(server, expression)
+        assert got.keys() == expected.keys()
+        for place, rank in expected.items():
+            assert math.isclose(got[place], rank, rel_tol=1e-9, abs_tol=1e-12), place
+    for conn in writers:
+        conn.close()
     lite.close()
