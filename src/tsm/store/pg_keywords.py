@@ -423,10 +423,13 @@ def document_frequencies(conn: Any, expressions: Sequence[str]) -> list[int]:
             slots += [n] * len(query.terms)
     if lexemes:
         # A subquery per expression, so each is an index range (a join over all of them let
-        # the planner hash the whole table).
+        # the planner hash the whole table); one term's range needs no DISTINCT (a posting
+        # per chunk), which coverage's one-term expressions are.
         rows = conn.execute(
-            """SELECT s.slot, (SELECT count(DISTINCT p.chunk_id) FROM keyword_postings p
-                               WHERE p.lexeme = ANY(s.lexemes))
+            """SELECT s.slot, CASE WHEN cardinality(s.lexemes) = 1
+                   THEN (SELECT count(*) FROM keyword_postings p WHERE p.lexeme = s.lexemes[1])
+                   ELSE (SELECT count(DISTINCT p.chunk_id) FROM keyword_postings p
+                         WHERE p.lexeme = ANY(s.lexemes)) END
                FROM (SELECT q.slot, array_agg(q.lexeme) AS lexemes
                      FROM unnest(?::text[], ?::int[]) AS q(lexeme, slot) GROUP BY q.slot) s""",
             (lexemes, slots),
