@@ -6,9 +6,11 @@ written through the store's own write_document."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -298,9 +300,9 @@ def test_postings_go_with_their_chunk(pg_url: str) -> None:
            WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id = p.chunk_id)"""
     ).fetchone()[0]
     assert orphans == 0
-    per_row = server.execute(
-        "SELECT sum((SELECT count(*) FROM jsonb_object_keys(counts))) FROM chunk_keywords"
-    ).fetchone()[0]
+    per_row = sum(
+        len(set(terms.split())) for (terms,) in server.execute("SELECT terms FROM chunk_keywords")
+    )
     assert server.execute("SELECT count(*) FROM keyword_postings").fetchone()[0] == per_row
     assert server.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1 + 3 * 2
     server.close()
@@ -328,3 +330,178 @@ def test_expressions_other_than_or_of_phrases_are_refused() -> None:
     for bad in ('"a" AND "b"', '"a" "b"', "a", '"a" OR', '("a"', '"a")', '"a"*', ""):
         with pytest.raises(ValueError):
             pg_keywords.expression_phrases(bad)
+
+
+def _schema_6(conn: Any) -> None:
+    """A store as tsm left it before the keyword index was rebuilt (migration m007)."""
+    for number, step in enumerate(migrations.MIGRATIONS[:6], start=1):
+        conn.execute("BEGIN")
+        step(conn)
+        conn.execute(
+            "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, 0)",
+            (number, step.__name__),
+        )
+        conn.execute("COMMIT")
+
+
+def _copy_as_schema_6(lite: sqlite3.Connection, server: Any) -> None:
+    """SQLite's documents, chunks and keyword rows written into a schema-6 store the way tsm
+    wrote them then: a tsvector, counts and offsets in JSON, and a posting per term."""
+    for doc_id, path, text in lite.execute("SELECT id, path, text FROM documents"):
+        server.execute(
+            """INSERT INTO documents(id, path, type, title, content_hash, size, mtime, category,
+                   text, indexed_at) VALUES (?, ?, 'markdown', ?, ?, 1, 0, 'note', ?, 0)""",
+            (doc_id, path, path, path, text),
+        )
+    for row in lite.execute("SELECT id, document_id, chunk_index, section, text FROM chunks"):
+        server.execute(
+            """INSERT INTO chunks(id, document_id, chunk_index, section, text, embed_hash)
+               VALUES (?, ?, ?, ?, ?, 'h')""",
+            row,
+        )
+    for table in ("documents", "chunks"):  # identities go on past the copied ids
+        server.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}"
+        )
+    for chunk_id, *columns in lite.execute(
+        "SELECT rowid, title, section, body, tags FROM chunks_fts"
+    ):
+        made = pg_keywords.keyword_rows([columns])[0]
+        positions = {
+            lex: [[i for i, t in enumerate(col) if t == lex] for col in made.columns]
+            for lex in made.counts
+        }
+        server.execute(
+            """INSERT INTO chunk_keywords(chunk_id, lexemes, counts, positions, tokens)
+               VALUES (?, array_to_tsvector(?::text[]), ?::jsonb, ?::jsonb, ?)""",
+            (
+                chunk_id,
+                list(made.counts),
+                json.dumps(made.counts),
+                json.dumps(positions),
+                made.tokens,
+            ),
+        )
+        for lex, counts in made.counts.items():
+            server.execute(
+                """INSERT INTO keyword_postings(lexeme, chunk_id, c0, c1, c2, c3, tokens)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (lex, chunk_id, *counts, made.tokens),
+            )
+
+
+def test_a_store_of_schema_6_ranks_as_fts5_once_migrated(pg_url: str, tmp_path: Path) -> None:
+    """Migration m007 turns the keyword rows of an existing team store into the new index:
+    the same matches and ranks as FTS5 on the same chunks, and new writes join them."""
+    lite = open_db(tmp_path / "tsm.db", create=True)
+    docs = _corpus(seed=29)
+    _write(lite, docs)
+    server = postgres.connect(pg_url)
+    _schema_6(server)
+    _copy_as_schema_6(lite, server)
+    assert migrations.apply(server) == migrations.LATEST
+    columns = {
+        name
+        for (name,) in server.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?",
+            ("chunk_keywords",),
+        )
+    }
+    assert columns == {"chunk_id", "terms", "tokens"}
+    more = [("c/new.md", [("deer", "", "boundary layer running cafe")], "study")]
+    for conn in (lite, server):
+        _write(conn, more)
+    for query in ("running cafe", "境界層の流れ", "snake_case Boundary-Layer", "deer trap"):
+        expression = match_expression(get_tokenizer().query_terms(query))
+        assert expression is not None
+        _compare(lite, server, expression)
+    for expression in ('"boundary layer"', '"trap deer trap"', '"layer" OR "deer trap"'):
+        _compare(lite, server, expression)
+    server.close()
+    lite.close()
+
+
+def _ranks_by_place(conn: Any, expression: str) -> dict[tuple[str, int], float]:
+    """Every match's rank keyed by (path, chunk index): ids differ between two stores."""
+    places = dict(
+        (cid, (path, index))
+        for cid, path, index in conn.execute(
+            """SELECT c.id, d.path, c.chunk_index FROM chunks c
+               JOIN documents d ON d.id = c.document_id"""
+        )
+    )
+    found = keywords.best_chunks(conn, expression, COLUMN_WEIGHTS, 100_000)
+    return {places[m.chunk_id]: m.rank for m in found}
+
+
+def test_two_concurrent_writers_keep_the_statistics_right(pg_url: str, tmp_path: Path) -> None:
+    """Two writers at once, each adding, replacing and deleting its own documents in many
+    small transactions: afterwards N, the token total and every term's postings are those of
+    the chunks that remain (nothing lost or counted twice), and the ranks are FTS5's on the
+    same final documents."""
+    rng = random.Random(11)
+    plans = []
+    for writer in "ab":
+        steps: list[tuple[str, Any]] = []
+        for i in range(60):
+            path = f"{writer}/{i}.md"
+            chunks = [("", "", _words(rng, ENGLISH, 1, 15)) for _ in range(rng.randint(1, 3))]
+            steps.append(("write", (path, chunks, "")))
+            if i % 3 == 0:  # replaced by another version
+                steps.append(("write", (path, [("", "", _words(rng, ENGLISH, 1, 15))], "")))
+            if i % 5 == 0 and i:
+                steps.append(("delete", f"{writer}/{i - 1}.md"))
+        plans.append(steps)
+
+    def run(steps: list[tuple[str, Any]], conn: Any) -> None:
+        for kind, what in steps:
+            if kind == "write":
+                _write(conn, [what])
+            else:
+                _delete(conn, [what])
+
+    setup = postgres.connect(pg_url)
+    migrations.apply(setup)
+    setup.close()
+    writers = [postgres.connect(pg_url) for _ in plans]
+    errors: list[BaseException] = []
+
+    def guarded(steps: list[tuple[str, Any]], conn: Any) -> None:
+        try:
+            run(steps, conn)
+        except BaseException as exc:  # re-raised in the test's thread
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=guarded, args=(steps, conn))
+        for steps, conn in zip(plans, writers, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    assert not errors, errors
+    lite = open_db(tmp_path / "tsm.db", create=True)
+    for steps in plans:
+        run(steps, lite)
+    server = writers[0]
+    rows, tokens = server.execute("SELECT count(*), sum(tokens) FROM chunk_keywords").fetchone()
+    assert server.execute("SELECT sum(rows), sum(tokens) FROM keyword_totals").fetchone() == (
+        rows,
+        tokens,
+    )
+    assert rows == lite.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    postings = server.execute("SELECT count(*) FROM keyword_postings").fetchone()[0]
+    assert postings == sum(
+        len(set(terms.split())) for (terms,) in server.execute("SELECT terms FROM chunk_keywords")
+    )
+    for query in ("run cafe", "deer trap study", "boundary layer", "naive résumé 42"):
+        expression = match_expression(get_tokenizer().query_terms(query))
+        assert expression is not None
+        expected, got = _ranks_by_place(lite, expression), _ranks_by_place(server, expression)
+        assert got.keys() == expected.keys()
+        for place, rank in expected.items():
+            assert math.isclose(got[place], rank, rel_tol=1e-9, abs_tol=1e-12), place
+    for conn in writers:
+        conn.close()
+    lite.close()

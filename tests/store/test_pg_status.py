@@ -119,7 +119,7 @@ def test_doctor_checks_the_server_and_finds_damage(
         (chunks,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
         conn.execute(
             "UPDATE pg_index SET indisvalid = false "
-            "WHERE indexrelid = 'chunk_keywords_lexemes'::regclass"
+            "WHERE indexrelid = 'keyword_postings_pkey'::regclass"
         )
         conn.execute("DELETE FROM chunk_keywords WHERE chunk_id = (SELECT MIN(id) FROM chunks)")
         conn.execute(  # a model with enough vectors for a search to use its missing index
@@ -138,7 +138,7 @@ def test_doctor_checks_the_server_and_finds_damage(
     assert damaged.code == 2 and damaged.error()["kind"] == "system_error"
     checks = database_checks(damaged.json())
     assert checks["indexes"]["status"] == "error"
-    assert "chunk_keywords_lexemes" in checks["indexes"]["message"]
+    assert "keyword_postings_pkey" in checks["indexes"]["message"]
     assert "REINDEX" in checks["indexes"]["fix"]
     assert checks["keywords"]["status"] == "error"
     assert checks["keywords"]["message"].startswith(f"1 of {chunks} chunks have no keyword row")

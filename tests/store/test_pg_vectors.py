@@ -270,7 +270,19 @@ def test_m004_moves_bytea_vectors_into_pgvector(pg_url: str) -> None:
                     "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, 0)",
                     (number, step.__name__),
                 )
-        add(conn, "old.md", ["first text", "second text"])
+        with Transaction(conn):  # rows as that schema held them (today's writer adds
+            # keyword rows of a later schema)
+            (doc_id,) = conn.execute(
+                """INSERT INTO documents(path, type, title, content_hash, size, mtime,
+                       category, text, indexed_at)
+                   VALUES ('old.md', 'markdown', 'old', 'x', 1, 0, 'note', 'text', 0)
+                   RETURNING id"""
+            ).fetchone()
+            conn.executemany(
+                """INSERT INTO chunks(document_id, chunk_index, section, text, embed_hash)
+                   VALUES (?, ?, 'H', ?, ?)""",
+                [(doc_id, i, b, f"old.md#{i}:{b}") for i, b in enumerate(["first", "second"])],
+            )
         values = np.random.default_rng(2).standard_normal((2, 8)).astype(np.float32)
         hashes = [p.embed_hash for p in vectors.pending(conn, "old-model")]
         with Transaction(conn):

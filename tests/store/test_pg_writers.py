@@ -91,7 +91,7 @@ def snapshot(url: str) -> dict[str, Any]:
                    FROM chunks c JOIN documents d ON d.id = c.document_id"""
             ),
             "keywords": rows(
-                """SELECT d.path, c.chunk_index, k.lexemes::text, k.counts::text, k.tokens
+                """SELECT d.path, c.chunk_index, k.terms, k.tokens
                    FROM chunk_keywords k JOIN chunks c ON c.id = k.chunk_id
                    JOIN documents d ON d.id = c.document_id"""
             ),
@@ -480,6 +480,40 @@ def test_a_session_ended_or_a_query_cancelled_by_an_admin_is_a_system_error(
     done = _tsm_index(root, pg_url)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert count_documents(pg_url) == len(files)
+
+
+def test_a_search_whose_store_fails_mid_query_is_a_one_line_system_error(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The search's keyword statement is running (waiting on a lock an admin holds) when its
+    session is terminated: one line naming the store, exit 2, nothing on stdout."""
+    root = tmp_path / "repo"
+    make_vault(root, {"k/notes": 20})
+    done = _tsm_index(root, pg_url)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(pg_url) as admin:  # a transaction: the lock holds until it ends
+        admin.execute("LOCK TABLE keyword_postings IN ACCESS EXCLUSIVE MODE")
+        proc = start_tsm(
+            "search", "writers note", "--fts-only", "-f", "json", env=_env(root, pg_url), cwd=root
+        )
+        with psycopg.connect(pg_url, autocommit=True) as watcher:
+            deadline = time.monotonic() + 120
+            while True:
+                waiting = watcher.execute(
+                    """SELECT pid FROM pg_stat_activity
+                       WHERE datname = current_database() AND wait_event_type = 'Lock'
+                       AND query LIKE '%%keyword_postings%%'"""
+                ).fetchone()
+                if waiting:
+                    break
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the search never reached the keywords"
+                time.sleep(0.02)
+            watcher.execute("SELECT pg_terminate_backend(%s)", waiting)
+        code, out, err = finish(proc)
+        admin.rollback()
+    assert_one_line_system_error(code, err, pg_url)
+    assert out == ""
 
 
 # --- a wrong URL ---------------------------------------------------------------------------

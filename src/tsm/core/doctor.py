@@ -321,7 +321,7 @@ def _server(settings: Settings, db: Connection | None, problem: str | None) -> l
     ]
     bad = health.invalid_indexes
     items.append(
-        Check("indexes", "ok", f"{health.indexes} indexes valid (btree, GIN, HNSW)")
+        Check("indexes", "ok", f"{health.indexes} indexes valid (btree, HNSW)")
         if not bad
         else Check(
             "indexes",

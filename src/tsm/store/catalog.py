@@ -410,7 +410,7 @@ class IndexHealth:
     orphan_keywords: int = 0  # keyword rows of chunks that no longer exist
     orphan_vectors: int = 0  # vectors of texts no chunk has any more
     # PostgreSQL only (empty on SQLite, whose file quick_check covers):
-    indexes: int = 0  # the indexes of the store's tables (btree, GIN, HNSW)
+    indexes: int = 0  # the indexes of the store's tables (btree, HNSW)
     invalid_indexes: tuple[str, ...] = ()  # those pg_index calls not valid or not ready
     missing_hnsw: tuple[str, ...] = ()  # "model (dim)" with HNSW_MIN_ROWS vectors, no HNSW index
 

@@ -27,10 +27,8 @@ def migration(fn: Migration) -> Migration:
 @migration
 def m001_documents_chunks_fts(conn: Connection) -> None:
     if _postgres(conn):
-        from . import pg_keywords
-
         run_script(conn, PG_001)
-        run_script(conn, pg_keywords.SCHEMA)
+        run_script(conn, PG_001_KEYWORDS)
         return
     run_script(
         conn,
@@ -101,6 +99,67 @@ def m001_documents_chunks_fts(conn: Connection) -> None:
 
 # Text compares byte by byte on both engines (COLLATE "C" here, SQLite's BINARY there): tag
 # prefixes (`tag >= ? AND tag < ?`) and every ORDER BY must not depend on the server's locale.
+# The keyword index of store/pg_keywords.py as first written (m007 rebuilds it).
+PG_001_KEYWORDS = """
+    CREATE TABLE chunk_keywords (
+        chunk_id BIGINT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        lexemes TSVECTOR NOT NULL,
+        counts JSONB NOT NULL,
+        positions JSONB NOT NULL,
+        tokens INTEGER NOT NULL
+    );
+    CREATE INDEX chunk_keywords_lexemes ON chunk_keywords USING gin (lexemes);
+    CREATE TABLE keyword_postings (
+        lexeme TEXT NOT NULL,
+        chunk_id BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        c0 INTEGER NOT NULL,
+        c1 INTEGER NOT NULL,
+        c2 INTEGER NOT NULL,
+        c3 INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        PRIMARY KEY (lexeme, chunk_id)
+    );
+    CREATE INDEX keyword_postings_chunk ON keyword_postings (chunk_id);
+    CREATE FUNCTION tsm_keyword_rows(q TSQUERY, ids BIGINT[])
+        RETURNS TABLE (chunk_id BIGINT, tokens INTEGER, counts JSONB)
+        LANGUAGE sql STABLE ROWS 1000 SET enable_seqscan = off
+        AS $$ SELECT k.chunk_id, k.tokens, k.counts FROM chunk_keywords k
+              WHERE k.lexemes @@ q OR k.chunk_id = ANY(ids) $$;
+    CREATE TABLE keyword_totals (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        rows BIGINT NOT NULL,
+        tokens BIGINT NOT NULL
+    );
+    CREATE FUNCTION tsm_keyword_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        n BIGINT;
+        t BIGINT;
+        s BIGINT;
+    BEGIN
+        SELECT count(*), coalesce(sum(tokens), 0) INTO n, t FROM changed;
+        IF n = 0 THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP = 'DELETE' THEN
+            n := -n;
+            t := -t;
+        END IF;
+        INSERT INTO keyword_totals(rows, tokens) VALUES (n, t) RETURNING seq INTO s;
+        IF mod(s, 256) = 0 AND pg_try_advisory_xact_lock(1953721675) THEN
+            WITH gone AS (DELETE FROM keyword_totals RETURNING rows, tokens)
+            INSERT INTO keyword_totals(rows, tokens)
+                SELECT sum(rows), sum(tokens) FROM gone HAVING count(*) > 0;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER chunk_keywords_added AFTER INSERT ON chunk_keywords
+        REFERENCING NEW TABLE AS changed
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_keyword_totals();
+    CREATE TRIGGER chunk_keywords_removed AFTER DELETE ON chunk_keywords
+        REFERENCING OLD TABLE AS changed
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_keyword_totals()
+"""
+
 PG_001 = """
     CREATE TABLE IF NOT EXISTS migrations (
         version INTEGER PRIMARY KEY,
@@ -388,6 +447,49 @@ def m006_team_scope(conn: Connection) -> None:
         CREATE INDEX documents_private ON documents(owner) WHERE type = 'session' AND NOT shared
         """,
     )
+
+
+@migration
+def m007_keyword_index_read_from_the_index(conn: Connection) -> None:
+    """On PostgreSQL the keyword index is read by index-only scans (store/pg_keywords.py):
+    the postings' primary key carries each posting's counts and token count (INCLUDE), so a
+    term's postings are one range of the btree instead of a heap page each, and the lexeme
+    compares bytewise (COLLATE "C"). A chunk's keyword row keeps its terms in order as text
+    (for phrases) instead of a tsvector, counts and offsets in JSON: a search no longer
+    reads them, and a write no longer builds them. A chunk's postings go with its keyword
+    row by their primary key (its terms name them), so no second index on the postings
+    costs every write. Nothing changes on SQLite."""
+    if not _postgres(conn):
+        return
+    run_script(conn, PG_007)
+
+
+PG_007 = """
+    DROP FUNCTION tsm_keyword_rows(TSQUERY, BIGINT[]);
+    ALTER TABLE chunk_keywords ADD COLUMN terms TEXT COLLATE "C";
+    UPDATE chunk_keywords k SET terms = (
+        SELECT string_agg(coalesce((
+            SELECT string_agg(e.key, ' ' ORDER BY o.pos::int)
+            FROM jsonb_each(k.positions) e, jsonb_array_elements_text(e.value -> col) AS o(pos)
+        ), ''), E'\\n' ORDER BY col)
+        FROM generate_series(0, 3) AS col);
+    ALTER TABLE chunk_keywords ALTER COLUMN terms SET NOT NULL;
+    ALTER TABLE chunk_keywords DROP COLUMN lexemes, DROP COLUMN counts, DROP COLUMN positions;
+    ALTER TABLE keyword_postings DROP CONSTRAINT keyword_postings_pkey;
+    ALTER TABLE keyword_postings ALTER COLUMN lexeme TYPE TEXT COLLATE "C";
+    ALTER TABLE keyword_postings ADD CONSTRAINT keyword_postings_pkey
+        PRIMARY KEY (lexeme, chunk_id) INCLUDE (c0, c1, c2, c3, tokens);
+    DROP INDEX keyword_postings_chunk;
+    CREATE OR REPLACE FUNCTION tsm_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM keyword_postings p
+        USING (SELECT DISTINCT c.chunk_id, t.lexeme FROM changed c,
+                      regexp_split_to_table(c.terms, '\\s+') AS t(lexeme)
+               WHERE t.lexeme <> '') g
+        WHERE p.lexeme = g.lexeme AND p.chunk_id = g.chunk_id;
+        RETURN NULL;
+    END $$
+"""
 
 
 def _postgres(conn: Any) -> bool:

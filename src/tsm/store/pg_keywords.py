@@ -1,21 +1,19 @@
 """The keyword index on PostgreSQL, ranked exactly as SQLite's FTS5 ranks it (store/keywords.py).
 
 Same terms: every column is split into terms by SQLite itself. An in-memory FTS5 table with the
-tokenizer of `chunks_fts` and an `fts5vocab` 'instance' table give each text's (term, column,
-offset), so stemming, case and diacritics match FTS5 bit for bit with no new dependency; a
-query's phrases are split the same way.
+tokenizer of `chunks_fts` and an `fts5vocab` 'instance' table give a text's terms in order, so
+stemming, case and diacritics match FTS5 bit for bit with no new dependency. The columns come
+pre-tokenized (words separated by white space, which FTS5 also splits at), so each distinct word
+is split once and remembered: a chunk's terms are then dictionary look-ups.
 
-Same matches: a row per chunk holds its distinct terms as a `tsvector` (no positions; a GIN index
-answers `@@`), each term's occurrences per column (`counts`, JSON) and offsets (`positions`,
-JSON), and its token count. A one-term phrase matches where its term is; a phrase of several
-terms is looked up as the AND of its terms, then its adjacency checked in Python on the
-offsets. Offsets live in JSON, not in the tsvector, because PostgreSQL keeps at most 256
-positions per lexeme and none past 16,383, which a long or repetitive chunk exceeds.
-
-Ranking reads an inverted index: `keyword_postings` has a row per (lexeme, chunk) with the
-lexeme's count in each column and the chunk's token count, under a btree on (lexeme, chunk),
-so a query's one-term phrases are a few index ranges pivoted to a row per chunk, and a term's
-document frequency is a count over its range.
+The index: `keyword_postings` has a row per (lexeme, chunk) with the lexeme's count in each
+column and the chunk's token count, and its primary key carries them all (INCLUDE), so a
+term's postings are one range of the btree read by an index-only scan. `chunk_keywords` has a
+row per chunk with its token count and its terms in order (columns separated by a newline,
+terms by a space: neither occurs in an FTS5 term), which only a phrase of several terms reads,
+to check that its terms are adjacent. `keyword_totals` holds N and the token total as delta
+rows that a trigger appends on every insert and delete of `chunk_keywords` (no row that
+concurrent writers would queue on) and folds into one now and then.
 
 Same scores: FTS5's bm25() (sqlite ext/fts5/fts5_aux.c, fts5Bm25Function) computed in SQL with
 the same operations in the same order, so equal inputs give the same double (f_i is a count
@@ -25,10 +23,15 @@ multiples of a power of two, as tsm's are; other weights may differ in the last 
 with k1 = 1.2, b = 0.75; i runs over the expression's phrases in order (a repeated phrase
 counts each time); f_i the column-weighted count of phrase i's instances in the row; |D| the
 row's token count; avgdl the mean token count; idf_i = log((N - n_i + 0.5) / (n_i + 0.5)),
-1e-6 when not positive, with n_i the rows that hold phrase i. N and the token total come from
-`keyword_totals`, delta rows that a trigger appends on every insert and delete (no row that
-concurrent writers would queue on) and folds into one now and then. Ties break as FTS5's do:
-by chunk id within a rank, by document id between documents.
+1e-6 when not positive, with n_i the rows that hold phrase i. Ties break as FTS5's do: by
+chunk id within a rank, by document id between documents.
+
+One statement ranks (`RANKED`): per phrase, a LATERAL index range of its postings and a count
+of that range (n_i), summed per chunk in phrase order, N and avgdl from `keyword_totals`.
+Its text never changes; the terms, weights and the phrases' matches are bound parameters, so
+the server plans it once per connection (psycopg prepares it after a few runs, and its
+generic plan is the same index ranges). A phrase of several terms is found first: the chunks
+that hold all its terms (their postings), whose terms are then checked in order in Python.
 
 Expressions are those of search/fts.py and search/bridge.py: double-quoted phrases joined by
 OR, with parentheses. Anything else (AND, NOT, bare words, prefixes) is refused (ValueError):
@@ -46,7 +49,8 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -56,70 +60,11 @@ from typing import Any
 FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
 COLUMNS = ("title", "section", "body", "tags")
 
-SCHEMA = """
-    CREATE TABLE chunk_keywords (
-        chunk_id BIGINT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
-        lexemes TSVECTOR NOT NULL,
-        counts JSONB NOT NULL,
-        positions JSONB NOT NULL,
-        tokens INTEGER NOT NULL
-    );
-    CREATE INDEX chunk_keywords_lexemes ON chunk_keywords USING gin (lexemes);
-    CREATE TABLE keyword_postings (
-        lexeme TEXT NOT NULL,
-        chunk_id BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-        c0 INTEGER NOT NULL,
-        c1 INTEGER NOT NULL,
-        c2 INTEGER NOT NULL,
-        c3 INTEGER NOT NULL,
-        tokens INTEGER NOT NULL,
-        PRIMARY KEY (lexeme, chunk_id)
-    );
-    CREATE INDEX keyword_postings_chunk ON keyword_postings (chunk_id);
-    CREATE FUNCTION tsm_keyword_rows(q TSQUERY, ids BIGINT[])
-        RETURNS TABLE (chunk_id BIGINT, tokens INTEGER, counts JSONB)
-        LANGUAGE sql STABLE ROWS 1000 SET enable_seqscan = off
-        AS $$ SELECT k.chunk_id, k.tokens, k.counts FROM chunk_keywords k
-              WHERE k.lexemes @@ q OR k.chunk_id = ANY(ids) $$;
-    CREATE TABLE keyword_totals (
-        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        rows BIGINT NOT NULL,
-        tokens BIGINT NOT NULL
-    );
-    CREATE FUNCTION tsm_keyword_totals() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-        n BIGINT;
-        t BIGINT;
-        s BIGINT;
-    BEGIN
-        SELECT count(*), coalesce(sum(tokens), 0) INTO n, t FROM changed;
-        IF n = 0 THEN
-            RETURN NULL;
-        END IF;
-        IF TG_OP = 'DELETE' THEN
-            n := -n;
-            t := -t;
-        END IF;
-        INSERT INTO keyword_totals(rows, tokens) VALUES (n, t) RETURNING seq INTO s;
-        IF mod(s, 256) = 0 AND pg_try_advisory_xact_lock(1953721675) THEN
-            WITH gone AS (DELETE FROM keyword_totals RETURNING rows, tokens)
-            INSERT INTO keyword_totals(rows, tokens)
-                SELECT sum(rows), sum(tokens) FROM gone HAVING count(*) > 0;
-        END IF;
-        RETURN NULL;
-    END $$;
-    CREATE TRIGGER chunk_keywords_added AFTER INSERT ON chunk_keywords
-        REFERENCING NEW TABLE AS changed
-        FOR EACH STATEMENT EXECUTE FUNCTION tsm_keyword_totals();
-    CREATE TRIGGER chunk_keywords_removed AFTER DELETE ON chunk_keywords
-        REFERENCING OLD TABLE AS changed
-        FOR EACH STATEMENT EXECUTE FUNCTION tsm_keyword_totals()
-"""
-
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
-MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for a tsvector lexeme
+MAX_LEXEME_BYTES = 2046  # the longest lexeme kept as itself (a btree entry has a size limit)
+WORD_CACHE_SIZE = 1 << 18  # distinct words remembered with their terms
 
 
 # --- terms, as FTS5 makes them ------------------------------------------------------------
@@ -132,14 +77,22 @@ class _Scratch(threading.local):
 _scratch = _Scratch()
 
 
+@dataclass(frozen=True)
+class _Word:
+    terms: tuple[str, ...]  # its FTS5 terms in order
+    text: str  # the same joined by spaces
+
+
+_known: dict[str, _Word] = {}  # words seen, with their terms
+
+
 def _fts5() -> sqlite3.Connection:
     """This thread's in-memory FTS5 table (contentless: only its index is kept)."""
     conn = _scratch.conn
     if conn is None:
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.execute(
-            f"CREATE VIRTUAL TABLE t USING fts5({', '.join(COLUMNS)}, content='', "
-            f"tokenize = '{FTS5_TOKENIZE}')"
+            f"CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize = '{FTS5_TOKENIZE}')"
         )
         conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         _scratch.conn = conn
@@ -147,66 +100,102 @@ def _fts5() -> sqlite3.Connection:
 
 
 def lexeme(term: str) -> str:
-    """The index's name for an FTS5 term: the term itself, or for one too long for a tsvector
-    a digest ('#' never occurs in an FTS5 term, so the two cannot meet)."""
+    """The index's name for an FTS5 term: the term itself, or for one too long for a btree
+    entry a digest ('#' never occurs in an FTS5 term, so the two cannot meet)."""
     if len(term.encode()) <= MAX_LEXEME_BYTES:
         return term
     return "#" + hashlib.sha256(term.encode()).hexdigest()
 
 
-def _instances(rows: Sequence[Sequence[str]]) -> list[tuple[int, int, int, str]]:
-    """(row number, column number, offset, lexeme) of every token of `rows` (each row a
-    value per column), as FTS5 tokenizes them."""
+def _split(texts: Sequence[str]) -> list[tuple[str, ...]]:
+    """The lexemes of each text in order, as FTS5 tokenizes it."""
     conn = _fts5()
-    column = {name: i for i, name in enumerate(COLUMNS)}
-    width = len(rows[0]) if rows else 0
-    names = ", ".join(COLUMNS[:width])
-    marks = ", ".join("?" * width)
     conn.execute("BEGIN")  # rolled back: the table only lends its tokenizer
     try:
-        conn.executemany(
-            f"INSERT INTO t(rowid, {names}) VALUES (?, {marks})",
-            [(n, *row) for n, row in enumerate(rows, start=1)],
-        )
-        found = [
-            (doc, column[col], offset, lexeme(term))
-            for term, doc, col, offset in conn.execute("SELECT term, doc, col, offset FROM v")
-        ]
+        conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", enumerate(texts, start=1))
+        found = sorted(conn.execute("SELECT doc, offset, term FROM v"))
     finally:
         conn.execute("ROLLBACK")
-    return found
+    out: list[list[str]] = [[] for _ in texts]
+    for doc, _, term in found:
+        out[doc - 1].append(lexeme(term))
+    return [tuple(terms) for terms in out]
+
+
+def _learn(words: Iterable[str]) -> dict[str, _Word]:
+    """A map holding every one of `words` with its terms: those not seen yet are split, all
+    in one pass of the tokenizer. A full cache is replaced, not emptied, so the map another
+    thread holds stays whole."""
+    global _known
+    known = _known
+    wanted = list(dict.fromkeys(words))
+    new = [w for w in wanted if w not in known]
+    if not new:
+        return known
+    if len(known) + len(new) > WORD_CACHE_SIZE:
+        known, new = {}, wanted
+    known.update((w, _Word(t, " ".join(t))) for w, t in zip(new, _split(new), strict=True))
+    _known = known
+    return known
+
+
+def column_terms(text: str) -> list[str]:
+    """A column's lexemes in order. FTS5 splits at white space as str.split does (every
+    white-space character is a separator to unicode61), so a text's terms are its words'."""
+    words = text.split()
+    known = _learn(words)
+    return [t for w in words for t in known[w].terms]
 
 
 @dataclass(frozen=True)
 class KeywordRow:
-    """A chunk's keyword row: per lexeme, its count and offsets in each column, and the
-    chunk's token count (FTS5's column sizes summed)."""
+    """A chunk's keyword row: per lexeme its count in each column, its terms as stored (a
+    newline between columns, a space between terms), and its token count (FTS5's column
+    sizes summed)."""
 
     counts: dict[str, list[int]]
-    positions: dict[str, list[list[int]]]
+    terms: str
     tokens: int
 
+    @property
+    def columns(self) -> list[list[str]]:
+        return stored_columns(self.terms)
 
-def keyword_rows(rows: Sequence[tuple[str, str, str, str]]) -> list[KeywordRow]:
-    """The keyword rows of (title, section, body, tags) texts."""
-    out = [KeywordRow({}, {}, 0) for _ in rows]
-    sizes = [0] * len(rows)
-    for doc, col, offset, lex in _instances(rows):
-        row = out[doc - 1]
-        if lex not in row.counts:
-            row.counts[lex] = [0] * len(COLUMNS)
-            row.positions[lex] = [[] for _ in COLUMNS]
-        row.counts[lex][col] += 1
-        row.positions[lex][col].append(offset)
-        sizes[doc - 1] += 1
-    return [KeywordRow(r.counts, r.positions, n) for r, n in zip(out, sizes, strict=True)]
+
+def stored_columns(terms: str) -> list[list[str]]:
+    """A chunk's columns, each its lexemes in order, from its stored terms."""
+    return [column.split() for column in terms.split("\n")]
+
+
+def keyword_rows(rows: Sequence[Sequence[str]]) -> list[KeywordRow]:
+    """The keyword rows of (title, section, body, tags) texts: counted by word (a word's
+    terms are the same wherever it occurs), then by term."""
+    known = _learn(w for row in rows for text in row for w in text.split())
+    out = []
+    for row in rows:
+        counts: dict[str, list[int]] = {}
+        columns = []
+        tokens = 0
+        for col, text in enumerate(row):
+            words = text.split()
+            columns.append(" ".join([j for w in words if (j := known[w].text)]))
+            for word, n in Counter(words).items():
+                terms = known[word].terms
+                tokens += n * len(terms)
+                for term in terms:
+                    found = counts.get(term)
+                    if found is None:
+                        counts[term] = found = [0] * len(COLUMNS)
+                    found[col] += n
+        out.append(KeywordRow(counts, "\n".join(columns), tokens))
+    return out
 
 
 @lru_cache(maxsize=4096)
 def phrase_lexemes(text: str) -> tuple[str, ...]:
     """A quoted phrase's lexemes in order, as FTS5 splits it; () for a phrase of no token,
     which FTS5 drops from the expression."""
-    return tuple(lex for _, _, _, lex in sorted(_instances([(text,)])))
+    return _split([text])[0]
 
 
 # --- expressions --------------------------------------------------------------------------
@@ -266,23 +255,18 @@ class Query:
         return [p for p in self.distinct if len(p) > 1]
 
 
-def tsquery(terms: Sequence[str], operator: str = "|") -> str:
-    """A tsquery literal matching `terms` joined by `operator` (each quoted, so the text is
-    never parsed as tsquery syntax)."""
-    return f" {operator} ".join(
-        "'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms
-    )
-
-
-def phrase_count(offsets: Sequence[Sequence[Sequence[int]]], weights: Sequence[float]) -> float:
-    """The column-weighted number of instances of a phrase: `offsets[j][c]` are the offsets
-    of its j-th lexeme in column c; an instance starts at an offset of the first lexeme whose
-    followers sit at the next offsets of the same column (FTS5 counts overlapping instances)."""
+def phrase_count(
+    columns: Sequence[Sequence[str]], phrase: Sequence[str], weights: Sequence[float]
+) -> float:
+    """The column-weighted number of instances of `phrase` among a row's columns (each its
+    lexemes in order): an instance is the phrase's lexemes at consecutive offsets of one
+    column, and FTS5 counts overlapping instances."""
     total = 0.0
-    for col, weight in enumerate(weights):
-        later = [set(lex[col]) for lex in offsets[1:]]
-        for start in offsets[0][col]:
-            if all(start + j in seen for j, seen in enumerate(later, start=1)):
+    width = len(phrase)
+    first = phrase[0]
+    for terms, weight in zip(columns, weights, strict=False):
+        for start, term in enumerate(terms):
+            if term == first and tuple(terms[start : start + width]) == tuple(phrase):
                 total += weight
     return total
 
@@ -295,26 +279,31 @@ def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
     if not rows:
         return
     made = keyword_rows([r[1:] for r in rows])
-    batch = [
-        {"id": r[0], "c": m.counts, "p": m.positions, "n": m.tokens}
-        for r, m in zip(rows, made, strict=True)
-    ]
+    batch = []
+    for r, m in zip(rows, made, strict=True):
+        counts = list(m.counts.values())
+        batch.append(
+            {
+                "id": r[0],
+                "n": m.tokens,
+                "t": m.terms,
+                "l": list(m.counts),
+                **{f"c{c}": [found[c] for found in counts] for c in range(len(COLUMNS))},
+            }
+        )
     # One JSON text for the batch (psycopg would escape every quote of a text[] parameter),
     # one statement for the chunk rows and the postings.
     conn.execute(
         """WITH r AS MATERIALIZED (
                SELECT * FROM jsonb_to_recordset(?::jsonb)
-                   AS r(id BIGINT, c JSONB, p JSONB, n INTEGER)
+                   AS r(id BIGINT, n INTEGER, t TEXT, l TEXT[], c0 INTEGER[], c1 INTEGER[],
+                        c2 INTEGER[], c3 INTEGER[])
            ), k AS (
-               INSERT INTO chunk_keywords(chunk_id, lexemes, counts, positions, tokens)
-               SELECT r.id, array_to_tsvector(ARRAY(SELECT jsonb_object_keys(r.c))), r.c, r.p,
-                      r.n
-               FROM r
+               INSERT INTO chunk_keywords(chunk_id, terms, tokens) SELECT r.id, r.t, r.n FROM r
            )
            INSERT INTO keyword_postings(lexeme, chunk_id, c0, c1, c2, c3, tokens)
-           SELECT e.key, r.id, (e.value ->> 0)::int, (e.value ->> 1)::int,
-                  (e.value ->> 2)::int, (e.value ->> 3)::int, r.n
-           FROM r, jsonb_each(r.c) AS e""",
+           SELECT e.l, r.id, e.c0, e.c1, e.c2, e.c3, r.n
+           FROM r, unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
         (json.dumps(batch, ensure_ascii=False),),
     )
 
@@ -330,41 +319,58 @@ def delete_document(conn: Any, doc_id: int) -> None:
 
 # --- matching -----------------------------------------------------------------------------
 
+# The chunks that hold every lexeme of a phrase (`?` the lexemes, `?` their number), with
+# their terms; the second form only among some chunk ids.
+_HOLDING_ALL = """
+    SELECT k.chunk_id, k.tokens, k.terms FROM chunk_keywords k
+    WHERE k.chunk_id IN (SELECT p.chunk_id FROM keyword_postings p
+                         WHERE p.lexeme = ANY(?::text[]) GROUP BY p.chunk_id
+                         HAVING count(*) = ?)"""
+_HOLDING_ALL_AMONG = """
+    SELECT k.chunk_id, k.tokens, k.terms FROM chunk_keywords k
+    WHERE k.chunk_id IN (SELECT p.chunk_id FROM keyword_postings p
+                         WHERE p.lexeme = ANY(?::text[]) AND p.chunk_id = ANY(?::bigint[])
+                         GROUP BY p.chunk_id HAVING count(*) = ?)"""
+
+
+@dataclass(frozen=True)
+class _PhraseHit:
+    tokens: int
+    f: float  # the phrase's weighted instance count in the chunk
+
+
+def _phrase_hits(
+    conn: Any, phrase: tuple[str, ...], weights: Sequence[float], among: Sequence[int] | None
+) -> dict[int, _PhraseHit]:
+    """The chunks that hold `phrase` (its lexemes adjacent, in order, in one column)."""
+    lexemes = list(dict.fromkeys(phrase))
+    if among is None:
+        rows = conn.execute(_HOLDING_ALL, (lexemes, len(lexemes)))
+    else:
+        rows = conn.execute(_HOLDING_ALL_AMONG, (lexemes, list(among), len(lexemes)))
+    found: dict[int, _PhraseHit] = {}
+    for chunk_id, tokens, terms in rows:
+        columns = stored_columns(terms)
+        if phrase_count(columns, phrase, (1.0,) * len(COLUMNS)):  # holds it, whatever the weights
+            found[int(chunk_id)] = _PhraseHit(int(tokens), phrase_count(columns, phrase, weights))
+    return found
+
 
 @dataclass(frozen=True)
 class _Match:
-    """The chunks that match a query: those holding one of its one-term phrases (`terms`, a
-    tsquery literal, or None) and those holding a longer phrase (`phrase_hits`: per phrase,
-    chunk id → the phrase's weighted instance count there)."""
+    """What matches a query: its one-term phrases' lexemes (read from the postings) and, per
+    longer phrase, the chunks that hold it."""
 
-    terms: str | None
-    phrase_hits: dict[tuple[str, ...], dict[int, float]]
+    terms: list[str]
+    phrase_hits: dict[tuple[str, ...], dict[int, _PhraseHit]]
 
     @property
-    def phrase_ids(self) -> list[int] | None:
-        ids = sorted({cid for found in self.phrase_hits.values() for cid in found})
-        return ids or None
+    def phrase_ids(self) -> list[int]:
+        return sorted({cid for found in self.phrase_hits.values() for cid in found})
 
     @property
     def empty(self) -> bool:
-        return self.terms is None and self.phrase_ids is None
-
-    @property
-    def rows(self) -> tuple[str, tuple[object, ...]]:
-        """A FROM item `k` of the matching rows (chunk_id, tokens, counts), and its parameters.
-        Through tsm_keyword_rows, which has the GIN index answer: for an OR of common terms
-        the planner prefers a sequential scan, which tests `@@` on every row (7 terms
-        matching 25% of scifact's 10,125 chunks: 20-45 ms against 3-5 ms, load 6-9)."""
-        return "tsm_keyword_rows(?::tsquery, ?::bigint[]) k", (self.terms, self.phrase_ids)
-
-    @property
-    def condition(self) -> tuple[str, tuple[object, ...]]:
-        """The same as a condition on a chunk_keywords row `k` (for a few known ids, or a
-        single term)."""
-        return (
-            "(k.lexemes @@ ?::tsquery OR k.chunk_id = ANY(?::bigint[]))",
-            (self.terms, self.phrase_ids),
-        )
+        return not self.terms and not self.phrase_ids
 
 
 def _match(
@@ -374,36 +380,20 @@ def _match(
     among: Sequence[int] | None = None,
 ) -> _Match:
     hits = {p: _phrase_hits(conn, p, weights, among) for p in query.multi}
-    return _Match(tsquery(query.terms) if query.terms else None, hits)
+    return _Match(query.terms, hits)
 
 
-def _phrase_hits(
-    conn: Any, phrase: tuple[str, ...], weights: Sequence[float], among: Sequence[int] | None
-) -> dict[int, float]:
-    """The chunks that hold `phrase`, each with its weighted instance count."""
-    lexemes = list(dict.fromkeys(phrase))
-    picks = ", ".join("k.positions -> ?::text" for _ in lexemes)
-    if among is None:
-        source = "chunk_keywords k WHERE k.lexemes @@ ?::tsquery"
-        params: list[object] = [*lexemes, tsquery(lexemes, "&")]
-    else:
-        source = "chunk_keywords k WHERE k.lexemes @@ ?::tsquery AND k.chunk_id = ANY(?::bigint[])"
-        params = [*lexemes, tsquery(lexemes, "&"), list(among)]
-    found: dict[int, float] = {}
-    for chunk_id, *offsets in conn.execute(f"SELECT k.chunk_id, {picks} FROM {source}", params):
-        by_lexeme = dict(zip(lexemes, offsets, strict=True))
-        ordered = [by_lexeme[lex] for lex in phrase]
-        if phrase_count(ordered, (1.0,) * len(COLUMNS)):  # holds it, whatever the weights
-            found[chunk_id] = phrase_count(ordered, weights)
-    return found
+# The chunk ids that match (`?` the one-term lexemes, `?` the ids holding a longer phrase).
+_MATCHING = """
+    SELECT p.chunk_id FROM keyword_postings p WHERE p.lexeme = ANY(?::text[])
+    UNION SELECT unnest(?::bigint[])"""
 
 
 def matching_chunk_ids(conn: Any, expression: str) -> Iterator[int]:
     match = _match(conn, Query.parse(expression))
     if match.empty:
         return iter(())
-    source, params = match.rows
-    return (r[0] for r in conn.execute(f"SELECT k.chunk_id FROM {source}", params))
+    return (r[0] for r in conn.execute(_MATCHING, (match.terms, match.phrase_ids)))
 
 
 def document_frequency(conn: Any, expression: str) -> int:
@@ -413,17 +403,13 @@ def document_frequency(conn: Any, expression: str) -> int:
     match = _match(conn, query)
     if match.empty:
         return 0
-    condition, params = match.condition  # a term or two: the planner picks the index itself
-    return int(
-        conn.execute(f"SELECT count(*) FROM chunk_keywords k WHERE {condition}", params).fetchone()[
-            0
-        ]
-    )
+    sql = f"SELECT count(*) FROM ({_MATCHING}) m"
+    return int(conn.execute(sql, (match.terms, match.phrase_ids)).fetchone()[0])
 
 
 def document_frequencies(conn: Any, expressions: Sequence[str]) -> list[int]:
     """document_frequency of each expression: those made only of one-term phrases counted
-    together in one statement over `keyword_postings` (a count over each term's btree range,
+    together in one statement over `keyword_postings` (a count over each term's index range,
     the distinct chunks where an expression has several terms), the others one by one."""
     queries = [Query.parse(e) for e in expressions]
     out = [0] * len(queries)
@@ -437,10 +423,13 @@ def document_frequencies(conn: Any, expressions: Sequence[str]) -> list[int]:
             slots += [n] * len(query.terms)
     if lexemes:
         # A subquery per expression, so each is an index range (a join over all of them let
-        # the planner hash the whole table: 60 ms against 12 for one statement per term).
+        # the planner hash the whole table); one term's range needs no DISTINCT (a posting
+        # per chunk), which coverage's one-term expressions are.
         rows = conn.execute(
-            """SELECT s.slot, (SELECT count(DISTINCT p.chunk_id) FROM keyword_postings p
-                               WHERE p.lexeme = ANY(s.lexemes))
+            """SELECT s.slot, CASE WHEN cardinality(s.lexemes) = 1
+                   THEN (SELECT count(*) FROM keyword_postings p WHERE p.lexeme = s.lexemes[1])
+                   ELSE (SELECT count(DISTINCT p.chunk_id) FROM keyword_postings p
+                         WHERE p.lexeme = ANY(s.lexemes)) END
                FROM (SELECT q.slot, array_agg(q.lexeme) AS lexemes
                      FROM unnest(?::text[], ?::int[]) AS q(lexeme, slot) GROUP BY q.slot) s""",
             (lexemes, slots),
@@ -456,11 +445,11 @@ def matching_among(conn: Any, expression: str, chunk_ids: Sequence[int]) -> Iter
     match = _match(conn, Query.parse(expression), among=chunk_ids)
     if match.empty:
         return iter(())
-    condition, params = match.condition
     rows = conn.execute(
-        f"""SELECT k.chunk_id FROM chunk_keywords k
-            WHERE k.chunk_id = ANY(?::bigint[]) AND {condition}""",
-        (list(chunk_ids), *params),
+        """SELECT p.chunk_id FROM keyword_postings p
+           WHERE p.lexeme = ANY(?::text[]) AND p.chunk_id = ANY(?::bigint[])
+           UNION SELECT unnest(?::bigint[])""",
+        (match.terms, list(chunk_ids), match.phrase_ids),
     )
     return (r[0] for r in rows)
 
@@ -471,13 +460,12 @@ def count_matching_documents(
     match = _match(conn, Query.parse(expression))
     if match.empty:
         return 0
-    source, match_params = match.rows
     return int(
         conn.execute(
-            f"""SELECT count(DISTINCT c.document_id) FROM {source}
-                JOIN chunks c ON c.id = k.chunk_id JOIN documents d ON d.id = c.document_id
+            f"""SELECT count(DISTINCT c.document_id) FROM ({_MATCHING}) m
+                JOIN chunks c ON c.id = m.chunk_id JOIN documents d ON d.id = c.document_id
                 WHERE ({where})""",
-            (*match_params, *params),
+            (match.terms, match.phrase_ids, *params),
         ).fetchone()[0]
     )
 
@@ -490,85 +478,86 @@ def _f8(x: float) -> str:
     return f"'{float(x)!r}'::float8"
 
 
-def _ranked(conn: Any, query: Query, weights: Sequence[float]) -> tuple[str, list[object]] | None:
-    """SQL for every matching chunk as (chunk_id, rank) with FTS5's bm25() rank, and its
-    parameters; None when nothing can match.
+# Every matching chunk as (chunk_id, rank), FTS5's bm25() rank. Parameters: the phrases in
+# order as (lexeme, n_i): a one-term phrase by its lexeme (n_i NULL: counted here), a longer
+# one by NULL and its n_i; the four column weights; the longer phrases' hits as (phrase
+# number, chunk id, token count, f_i).
+RANKED = f"""
+    WITH total AS (
+        SELECT sum(rows)::float8 AS n, sum(tokens)::float8 / sum(rows)::float8 AS avgdl
+        FROM keyword_totals
+    ), counted AS MATERIALIZED (
+        SELECT q.slot, q.lexeme, coalesce(q.n, (
+                   SELECT count(*) FROM keyword_postings c WHERE c.lexeme = q.lexeme))::float8 AS n
+        FROM unnest(?::text[], ?::bigint[]) WITH ORDINALITY AS q(lexeme, n, slot)
+    ), phrase AS (
+        SELECT q.slot, q.lexeme,
+               CASE WHEN ln((total.n - q.n + 0.5::float8) / (q.n + 0.5::float8)) <= 0
+                    THEN {_f8(IDF_FLOOR)}
+                    ELSE ln((total.n - q.n + 0.5::float8) / (q.n + 0.5::float8)) END AS idf
+        FROM counted q CROSS JOIN total
+    ), weight AS (
+        SELECT ?::float8 AS w0, ?::float8 AS w1, ?::float8 AS w2, ?::float8 AS w3
+    ), hit AS (
+        SELECT phrase.slot, phrase.idf, p.chunk_id, p.tokens,
+               p.c0::float8 * weight.w0 + p.c1::float8 * weight.w1 + p.c2::float8 * weight.w2
+               + p.c3::float8 * weight.w3 AS f
+        FROM phrase CROSS JOIN weight
+        CROSS JOIN LATERAL (
+            SELECT p.chunk_id, p.tokens, p.c0, p.c1, p.c2, p.c3 FROM keyword_postings p
+            WHERE p.lexeme = phrase.lexeme) p
+        UNION ALL
+        SELECT x.slot, phrase.idf, x.chunk_id, x.tokens, x.f
+        FROM unnest(?::bigint[], ?::bigint[], ?::int[], ?::float8[]) AS x(slot, chunk_id, tokens, f)
+        JOIN phrase ON phrase.slot = x.slot
+    )
+    SELECT hit.chunk_id,
+           {_f8(-1.0)} * sum(
+               hit.idf * ((hit.f * {_f8(K1 + 1.0)})
+                          / (hit.f + {_f8(K1)}
+                             * ({_f8(1 - B)} + {_f8(B)} * hit.tokens::float8 / total.avgdl)))
+               ORDER BY hit.slot) AS rank
+    FROM hit CROSS JOIN total GROUP BY hit.chunk_id"""
 
-    The one-term phrases are read from `keyword_postings` (a btree range per term, one row
-    per chunk that holds it, its counts per column and the chunk's token count), pivoted to a
-    row per chunk; the chunks that hold only a longer phrase are added with their token count
-    from `chunk_keywords`. Reading f_i from JSONB per matching row cost 10x more (scifact:
-    bench/results/pg-keywords.md)."""
+
+def _ranked(conn: Any, query: Query, weights: Sequence[float]) -> list[object] | None:
+    """The parameters of RANKED for a query; None when nothing can match."""
     if not query.phrases:
         return None
     match = _match(conn, query, weights)
     if match.empty:
         return None
-    slots = {p: i for i, p in enumerate(query.distinct)}
-    terms = query.terms
-    # f_i of a one-term phrase: its counts per column times the weights, added in column
-    # order (a weight of 0 adds nothing), as FTS5 adds them.
-    weighted = " + ".join(f"p.c{c}::float8 * {_f8(w)}" for c, w in enumerate(weights) if w)
-    posting_f = f"({weighted or '0.0::float8'})"
-    picks, joins, params_pick, params_join = [], [], [], []
-    for phrase, i in slots.items():
+    lexemes: list[str | None] = []
+    counts: list[int | None] = []
+    slots: list[int] = []
+    ids: list[int] = []
+    tokens: list[int] = []
+    fs: list[float] = []
+    for slot, phrase in enumerate(query.phrases, start=1):  # FTS5's order, repeats included
         if len(phrase) == 1:
-            picks.append(f"max(CASE WHEN q.lexeme = ?::text THEN q.f END) AS h{i}")
-            params_pick.append(phrase[0])
-        else:
-            found = match.phrase_hits[phrase]
-            joins.append(
-                f"LEFT JOIN unnest(?::bigint[], ?::float8[]) AS p{i}(cid, f) "
-                f"ON p{i}.cid = g.chunk_id"
-            )
-            params_join += [list(found), list(found.values())]
-    outer = ", ".join(f"g.h{i}" if len(p) == 1 else f"p{i}.f AS h{i}" for p, i in slots.items())
-    source = f"""SELECT p.lexeme, p.chunk_id, p.tokens, {posting_f} AS f
-                 FROM keyword_postings p WHERE p.lexeme = ANY(?::text[])
-                 UNION ALL
-                 SELECT NULL, k.chunk_id, k.tokens, NULL FROM chunk_keywords k
-                 WHERE k.chunk_id = ANY(?::bigint[])"""
-    grouped_picks = "".join(f", {pick}" for pick in picks)
-
-    # Each f_i and n_i computed once per row (in the materialized f), then used twice.
-    per_row = ", ".join(
-        f"coalesce(h{i}, 0.0::float8) AS f{i}, count(h{i}) OVER () AS n{i}"
-        for p, i in slots.items()
-    )
-    denominator = f"({_f8(K1)} * ({_f8(1 - B)} + {_f8(B)} * f.tokens::float8 / t.avgdl))"
-    score = "0.0::float8"
-    for phrase in query.phrases:  # FTS5's order: one term per phrase, repeats included
-        i = slots[phrase]
-        idf = (
-            f"(CASE WHEN ln((t.n - n{i} + 0.5::float8) / (n{i} + 0.5::float8)) <= 0 "
-            f"THEN {_f8(IDF_FLOOR)} "
-            f"ELSE ln((t.n - n{i} + 0.5::float8) / (n{i} + 0.5::float8)) END)"
-        )
-        score = f"({score} + {idf} * ((f{i} * {_f8(K1 + 1.0)}) / (f{i} + {denominator})))"
-    sql = f"""
-        WITH m AS MATERIALIZED (
-            SELECT g.chunk_id, g.tokens, {outer}
-            FROM (SELECT q.chunk_id, max(q.tokens) AS tokens{grouped_picks}
-                  FROM ({source}) q GROUP BY q.chunk_id) g {" ".join(joins)}
-        ), f AS MATERIALIZED (SELECT m.chunk_id, m.tokens, {per_row} FROM m),
-        t AS (
-            SELECT sum(rows)::float8 AS n, sum(tokens)::float8 / sum(rows)::float8 AS avgdl
-            FROM keyword_totals
-        )
-        SELECT f.chunk_id, {_f8(-1.0)} * {score} AS rank FROM f, t"""
-    return sql, [*params_pick, terms, match.phrase_ids, *params_join]
+            lexemes.append(phrase[0])
+            counts.append(None)
+            continue
+        found = match.phrase_hits[phrase]
+        lexemes.append(None)
+        counts.append(len(found))
+        for chunk_id, hit in found.items():
+            slots.append(slot)
+            ids.append(chunk_id)
+            tokens.append(hit.tokens)
+            fs.append(hit.f)
+    return [lexemes, counts, *map(float, weights), slots, ids, tokens, fs]
 
 
 def best_chunks(
     conn: Any, expression: str, weights: Sequence[float], limit: int
 ) -> list[tuple[int, int, float]]:
-    ranked = _ranked(conn, Query.parse(expression), weights)
-    if ranked is None:
+    params = _ranked(conn, Query.parse(expression), weights)
+    if params is None:
         return []
-    sql, params = ranked
     rows = conn.execute(
         f"""SELECT r.chunk_id, c.document_id, r.rank FROM (
-                {sql} ORDER BY rank, chunk_id LIMIT ?) r
+                {RANKED} ORDER BY rank, chunk_id LIMIT ?) r
             JOIN chunks c ON c.id = r.chunk_id ORDER BY r.rank, c.document_id, r.chunk_id""",
         (*params, limit),
     )
@@ -583,12 +572,11 @@ def best_chunk_per_document(
     params: Sequence[object],
     limit: int,
 ) -> list[tuple[int, int, float]]:
-    ranked = _ranked(conn, Query.parse(expression), weights)
-    if ranked is None:
+    ranked_params = _ranked(conn, Query.parse(expression), weights)
+    if ranked_params is None:
         return []
-    sql, ranked_params = ranked
     rows = conn.execute(
-        f"""WITH r AS ({sql})
+        f"""WITH r AS ({RANKED})
             SELECT chunk_id, document_id, rank FROM (
                 SELECT DISTINCT ON (c.document_id) r.chunk_id, c.document_id, r.rank
                 FROM r JOIN chunks c ON c.id = r.chunk_id
