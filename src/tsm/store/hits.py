@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import scope
-from .connect import Connection
+from .connect import Connection, is_postgres
 
 # Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
 _BATCH = 500
@@ -111,3 +111,49 @@ def tags_by_document(conn: Connection, doc_ids: Sequence[int]) -> dict[int, list
 def document_text(conn: Connection, doc_id: int) -> str:
     """A document's full indexed text (a hit's `content`)."""
     return str(conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])
+
+
+class HitRow(NamedTuple):
+    """Everything a chosen hit shows besides its score: its passage (and the line of the
+    note it starts on), its document's chunk count and tags, and the document's whole text
+    when asked for."""
+
+    id: int
+    document_id: int
+    chunk_index: int
+    section: str
+    page: int | None
+    line: int | None
+    text: str
+    total_chunks: int
+    tags: tuple[str, ...]
+    content: str | None
+
+
+def hit_rows(
+    conn: Connection, chunk_ids: Sequence[int], content_of: Sequence[int] = ()
+) -> dict[int, HitRow]:
+    """The rows of a page of results, by chunk id: one statement, whatever the page's
+    size; `content_of` names the documents whose whole text is wanted."""
+    if not chunk_ids:
+        return {}
+    tags = (
+        "(SELECT string_agg(t.tag, chr(31) ORDER BY t.tag) FROM tags t "
+        "WHERE t.document_id = c.document_id)"
+        if is_postgres(conn)
+        else "(SELECT group_concat(tag, char(31)) FROM (SELECT t.tag FROM tags t "
+        "WHERE t.document_id = c.document_id ORDER BY t.tag))"
+    )
+    ids = ",".join("?" * len(chunk_ids))
+    wanted = ",".join("?" * len(content_of)) or "NULL"
+    rows = conn.execute(
+        f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.line, c.text,
+                   (SELECT COUNT(*) FROM chunks n WHERE n.document_id = c.document_id), {tags},
+                   CASE WHEN c.document_id IN ({wanted}) THEN d.text END
+            FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({ids})""",
+        (*content_of, *chunk_ids),
+    )
+    return {
+        row[0]: HitRow._make((*row[:8], tuple(row[8].split("\x1f")) if row[8] else (), row[9]))
+        for row in rows
+    }

@@ -86,3 +86,67 @@ def links_with_keys(conn: Connection, keys: Sequence[str]) -> list[Backlink]:
             ),
         )
     )
+
+
+class LinkRow(NamedTuple):
+    """A link around a page of results: written in one of its documents (`outgoing`), or
+    written in any document under a key that may name one of them (a backlink candidate)."""
+
+    outgoing: bool
+    source_id: int
+    source_path: str
+    target: str
+    link_type: str
+
+
+def links_around(conn: Connection, doc_ids: Sequence[int], keys: Sequence[str]) -> list[LinkRow]:
+    """The links written in these documents and every link whose lookup key (names.link_key)
+    is one of `keys`, each with the document that holds it: one statement, in no set
+    order."""
+    visible, params = scope.visible(conn)
+    doc_marks = ",".join("?" * len(doc_ids)) or "NULL"
+    key_marks = ",".join("?" * len(keys)) or "NULL"
+    rows = conn.execute(
+        f"""SELECT 1, l.document_id, d.path, l.target, l.link_type FROM links l
+                JOIN documents d ON d.id = l.document_id WHERE l.document_id IN ({doc_marks})
+            UNION ALL
+            SELECT 0, l.document_id, d.path, l.target, l.link_type FROM links l
+                JOIN documents d ON d.id = l.document_id
+                WHERE l.target_key IN ({key_marks}) AND {visible}""",
+        (*doc_ids, *keys, *params),
+    )
+    return [LinkRow(bool(row[0]), *row[1:]) for row in rows]
+
+
+class NamedDocument(NamedTuple):
+    """A document a link target may name: by its path (`kind` "file", for Markdown links),
+    or by one of its names (names.KIND_ORDER); `own` when this workspace wrote it."""
+
+    key: str
+    kind: str
+    id: int
+    path: str
+    own: bool
+
+
+def documents_for_targets(
+    conn: Connection, paths: Sequence[str], names: Sequence[str]
+) -> list[NamedDocument]:
+    """The documents at these paths (or with .md or .markdown added: [x](notes/x) may name
+    notes/x.md) and those with one of these names (normalised): one statement, in no set
+    order; the caller picks, as related.py does."""
+    visible, params = scope.visible(conn, "d")
+    local, local_params = scope.in_own_workspace(conn, "d")
+    files = [p + suffix for p in paths for suffix in ("", ".md", ".markdown")]
+    file_marks = ",".join("?" * len(files)) or "NULL"
+    name_marks = ",".join("?" * len(names)) or "NULL"
+    rows = conn.execute(
+        f"""SELECT d.path, 'file', d.id, d.path, {local} FROM documents d
+                WHERE d.path IN ({file_marks}) AND {visible}
+            UNION ALL
+            SELECT n.name, n.kind, d.id, d.path, {local} FROM names n
+                JOIN documents d ON d.id = n.document_id
+                WHERE n.name IN ({name_marks}) AND {visible}""",
+        (*local_params, *files, *params, *local_params, *names, *params),
+    )
+    return [NamedDocument(key, kind, int(i), path, bool(own)) for key, kind, i, path, own in rows]
