@@ -76,6 +76,23 @@ class TermCoverage:
             self._matched[term] |= matched
         self._read.update(chunk_ids)
 
+    def conditions(self) -> list[tuple[str, list[object]]] | None:
+        """SQL tests of a chunk for each term (store.keywords.chunk_condition), for a reader
+        that fetches the chunks anyway (a page of results) to answer them in its own
+        statement; None when the frequencies are not read yet (per_chunk reads both in one
+        statement) or a term cannot be tested in SQL."""
+        if self._idf is None:
+            return None
+        found = [keywords.chunk_condition(self.conn, self._match(t)) for t in self.terms]
+        return None if any(c is None for c in found) else found  # type: ignore[return-value]
+
+    def take(self, matches: dict[int, Sequence[bool]]) -> None:
+        """Take the answers to conditions(): chunk id → whether it matches each term."""
+        among = [
+            {chunk for chunk, found in matches.items() if found[n]} for n in range(len(self.terms))
+        ]
+        self.learn(None, None, among, list(matches))
+
     def idf(self) -> dict[str, float]:
         """Lucene-style BM25 IDF per term over chunks; unseen terms get the highest IDF."""
         if self._idf is None:

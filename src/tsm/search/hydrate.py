@@ -72,7 +72,10 @@ def build_hits(
         return ()
     chunk_ids = [s.chunk_id for s in chosen]
     content_of = [s.cand.doc_id for s in chosen[:include_content]]
-    passages = rows.hit_rows(conn, chunk_ids, content_of)
+    conditions = coverage.conditions() if coverage else None
+    passages = rows.hit_rows(conn, chunk_ids, content_of, conditions or ())
+    if coverage and conditions is not None:
+        coverage.take({c: row.matches for c, row in passages.items()})
     covered = coverage.per_chunk(chunk_ids) if coverage else {}
     related = related_documents(
         conn,

@@ -128,15 +128,22 @@ class HitRow(NamedTuple):
     total_chunks: int
     tags: tuple[str, ...]
     content: str | None
+    matches: tuple[bool, ...] = ()  # whether it matches each of the expressions asked
 
 
 def hit_rows(
-    conn: Connection, chunk_ids: Sequence[int], content_of: Sequence[int] = ()
+    conn: Connection,
+    chunk_ids: Sequence[int],
+    content_of: Sequence[int] = (),
+    conditions: Sequence[tuple[str, Sequence[object]]] = (),
 ) -> dict[int, HitRow]:
     """The rows of a page of results, by chunk id: one statement, whatever the page's
-    size; `content_of` names the documents whose whole text is wanted."""
+    size; `content_of` names the documents whose whole text is wanted, and `conditions`
+    (store.keywords.chunk_condition) the keyword expressions to test each chunk against."""
     if not chunk_ids:
         return {}
+    tests = "".join(f", {sql}" for sql, _ in conditions)
+    test_params = [p for _, params in conditions for p in params]
     tags = (
         "(SELECT string_agg(t.tag, chr(31) ORDER BY t.tag) FROM tags t "
         "WHERE t.document_id = c.document_id)"
@@ -149,11 +156,18 @@ def hit_rows(
     rows = conn.execute(
         f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.line, c.text,
                    (SELECT COUNT(*) FROM chunks n WHERE n.document_id = c.document_id), {tags},
-                   CASE WHEN c.document_id IN ({wanted}) THEN d.text END
+                   CASE WHEN c.document_id IN ({wanted}) THEN d.text END{tests}
             FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({ids})""",
-        (*content_of, *chunk_ids),
+        (*content_of, *test_params, *chunk_ids),
     )
     return {
-        row[0]: HitRow._make((*row[:8], tuple(row[8].split("\x1f")) if row[8] else (), row[9]))
+        row[0]: HitRow._make(
+            (
+                *row[:8],
+                tuple(row[8].split("\x1f")) if row[8] else (),
+                row[9],
+                tuple(bool(m) for m in row[10:]),
+            )
+        )
         for row in rows
     }

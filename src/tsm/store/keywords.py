@@ -182,7 +182,9 @@ def term_matches(
     the chunks of `chunk_ids` each expression matches: one statement on SQLite whatever the
     number of terms, so that a search's reads do not grow with its query."""
     if is_postgres(conn):
-        return _pg_term_matches(conn, expressions, chunk_ids, frequencies=frequencies)
+        return TermMatches(
+            *pg_keywords.term_matches(conn, expressions, chunk_ids, frequencies=frequencies)
+        )
     parts: list[str] = []
     params: list[object] = []
     if frequencies:
@@ -213,15 +215,13 @@ def term_matches(
     return TermMatches(total, found, among)
 
 
-def _pg_term_matches(
-    conn: Connection, expressions: Sequence[str], chunk_ids: Sequence[int], *, frequencies: bool
-) -> TermMatches:
-    total = found = None
-    if frequencies:
-        total = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-        found = pg_keywords.document_frequencies(conn, expressions)
-    among = [
-        set(pg_keywords.matching_among(conn, e, chunk_ids)) if chunk_ids else set()
-        for e in expressions
-    ]
-    return TermMatches(total, found, among)
+def chunk_condition(conn: Connection, expression: str) -> tuple[str, list[object]] | None:
+    """An SQL truth value over a chunk `c`: it matches the expression (a page of results
+    reads its coverage with its passages, store.hits.hit_rows); None when the engine cannot
+    say it in SQL, and the caller asks term_matches instead."""
+    if is_postgres(conn):
+        return pg_keywords.chunk_condition(expression)
+    return (
+        "EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? AND chunks_fts.rowid = c.id)",
+        [expression],
+    )
