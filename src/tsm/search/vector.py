@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..store import chunks, vectors
-from ..store.connect import Connection, is_postgres, read_snapshot
+from ..store.connect import Connection, read_snapshot
 from ..store.vectors import Stamp
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def load_index(
             index: VectorIndex | AnnIndex | None = None
             if isinstance(cached, VectorIndex):
                 index = _refreshed(conn, model, cached, dim)
-            if is_postgres(conn) and dim is not None:
+            if vectors.has_nearest_index(conn) and dim is not None:
                 if index is None or index.live_rows >= ANN_MIN_ROWS:
                     was_ann = isinstance(cached, AnnIndex)
                     floor = ANN_MIN_ROWS * (ANN_HYSTERESIS if was_ann else 1.0)

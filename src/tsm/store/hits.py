@@ -1,8 +1,8 @@
-"""What a search reads to turn its ranked documents into results (search/results.py): the
-documents' rows for the score multipliers and the freshness check, then, for the few chosen,
-their passages, chunk counts, tags and full text. Every read is by id, a batch per statement
-(`id IN (...)`), so a page of results costs a handful of statements whatever the vault's size.
-Rows are NamedTuples: the multipliers read one per candidate, hundreds per search."""
+"""What a search reads to turn its ranked documents into results (search/hydrate.py): the
+rows of the candidate documents for the score multipliers and the freshness check, then, for
+the page chosen, its passages, chunk counts, tags and whole texts in one statement. Every
+read is by id, so a page of results costs the same whatever the vault's size. Rows are
+NamedTuples: the multipliers read one per candidate, hundreds per search."""
 
 from __future__ import annotations
 
@@ -80,37 +80,6 @@ def chunks_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultChunk]
             ids,
         )
     }
-
-
-def chunk_counts(conn: Connection, doc_ids: Sequence[int]) -> dict[int, int]:
-    """How many chunks each of these documents has, by id (a hit's `total_chunks`); a
-    document with none is absent."""
-    return {
-        d: n
-        for d, n in conn.execute(
-            f"SELECT document_id, COUNT(*) FROM chunks WHERE document_id IN "
-            f"({','.join('?' * len(doc_ids))}) GROUP BY document_id",
-            doc_ids,
-        )
-    }
-
-
-def tags_by_document(conn: Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
-    """The tags of each of these documents, sorted, by id; a document without tags is
-    absent."""
-    tags: dict[int, list[str]] = {}
-    for doc_id, tag in conn.execute(
-        f"SELECT document_id, tag FROM tags WHERE document_id IN "
-        f"({','.join('?' * len(doc_ids))}) ORDER BY tag",
-        doc_ids,
-    ):
-        tags.setdefault(doc_id, []).append(tag)
-    return tags
-
-
-def document_text(conn: Connection, doc_id: int) -> str:
-    """A document's full indexed text (a hit's `content`)."""
-    return str(conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])
 
 
 class HitRow(NamedTuple):
