@@ -38,7 +38,7 @@ from .relevance import (
     noise_level,
     noise_meta_key,
 )
-from .results import Candidate, Signals, fuse_signals, rank_candidates
+from .results import Candidate, Match, Signals, fuse_signals, rank_candidates
 from .synonyms import expand, load_synonyms
 from .vector import load_index
 
@@ -82,7 +82,7 @@ class VectorSide:
     chunks (an unrelated chunk's level), its best cosine with a generic request
     (relevance.py), and each document's best cosine for hits the ranking did not reach."""
 
-    ranked: list[tuple[int, int, float]]
+    ranked: list[Match]
     background: float | None = None
     generic: float | None = None
     doc_similarity: Callable[[int], float | None] = lambda doc_id: None
@@ -144,7 +144,7 @@ def _search_any_date(ctx: SearchContext, query: Query) -> SearchResult:
     )
 
 
-Ranking = list[tuple[int, int, float]]  # (chunk id, document id, score), best first
+Ranking = list[Match]  # best first
 Ranked = tuple[Ranking, "TermCoverage | None"]
 Embedding = tuple[str, "np.ndarray", "float | None"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import fuse
 
@@ -31,7 +31,16 @@ class Candidate:
     estimate: float | None = None  # vector term estimated for a keyword hit with no vector yet
 
 
-Ranking = Sequence[tuple[int, int, float]]  # (chunk id, document id, score), best first
+class Match(NamedTuple):
+    """A document a signal found: the chunk it chose and the signal's score for it (bm25,
+    positive; a cosine). A NamedTuple: a ranking holds hundreds."""
+
+    chunk_id: int
+    document_id: int
+    score: float
+
+
+Ranking = Sequence[tuple[int, int, float]]  # Matches (or plain tuples), best first
 
 
 @dataclass(frozen=True)
