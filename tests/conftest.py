@@ -22,6 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
+# The suite's profile: a property never fails because the machine is busy (no deadline, no
+# "data generation too slow" check), and a failure prints the blob that replays it.
+# TSM_HYPOTHESIS_PROFILE=default gives hypothesis's own settings back.
+hypothesis_settings.register_profile(
+    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+hypothesis_settings.load_profile(os.environ.get("TSM_HYPOTHESIS_PROFILE", "ci"))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -86,7 +86,7 @@ class Lab:
             cwd=cwd or self.vault,
             env=self.environ(**env),
             capture_output=True,
-            timeout=timeout,
+            timeout=stretched(timeout),
             input=input,
         )
 
@@ -99,9 +99,15 @@ class Lab:
             input=payload,
             env=self.environ(**env),
             capture_output=True,
-            timeout=timeout,
+            timeout=stretched(timeout),
             cwd=self.vault,
         )
 
 
 Attack = Callable[[Lab], Outcome]
+
+
+def stretched(seconds: float) -> float:
+    """A bound set for a quiet machine, stretched by the load per core, so a busy machine
+    does not turn a slow answer into a "hang"."""
+    return seconds * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))

@@ -1,4 +1,4 @@
-"""The user's list of trusted index roots (README "Trust model"): `tsm init`, `tsm trust` and
+"""The user's list of trusted index roots (docs/trust-model.md): `tsm init`, `tsm trust` and
 `tsm untrust` write it; locate.py and the plugin's hooks read it.
 
 A plain file of absolute paths in the user's config dir, replaced atomically (a new 0600 file
@@ -18,7 +18,7 @@ from .errors import SystemFailure, UserError
 
 HEADER = (
     "# Index roots whose tsm.toml you trust (one absolute path per line).\n"
-    '# Written by `tsm init` and `tsm trust`; see the README\'s "Trust model".\n'
+    "# Written by `tsm init` and `tsm trust`; see docs/trust-model.md.\n"
 )
 
 

@@ -278,7 +278,7 @@ def test_completion_scripts_load(tsm: Any, tmp_path: Path, shell: str) -> None:
 
 
 def test_completion_registers_tsm_and_kb(tsm: Any, tmp_path: Path) -> None:
-    """Installed as the README says, the script makes the shell complete both names: bash
+    """Installed as the manual says, the script makes the shell complete both names: bash
     sourcing it (the bash-completion folder), zsh loading it from $fpath by its `#compdef`
     line or by `eval`."""
     bash_script = tmp_path / "tsm.bash"
@@ -309,14 +309,17 @@ def test_completion_registers_tsm_and_kb(tsm: Any, tmp_path: Path) -> None:
 
 
 def _readme_completion_lines() -> str:
-    """The README's shell-completion commands (the sh block after "Shell completion")."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    after = readme[readme.index("Shell completion (") :]
+    """The manual's shell-completion commands (docs/commands.md, the sh block after "Shell
+    completion")."""
+    manual = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text(
+        encoding="utf-8"
+    )
+    after = manual[manual.index("Shell completion (") :]
     return after[after.index("```sh\n") + 6 : after.index("\n```", after.index("```sh"))]
 
 
 def test_completion_installed_as_the_readme_says(tmp_path: Path) -> None:
-    """The README's commands, run as they are in a new account's HOME, work and make each
+    """The manual's commands, run as they are in a new account's HOME, work and make each
     shell complete both `tsm` and `kb` the way it loads completions by itself: bash-completion
     sources the file named after the command, zsh reads $fpath, fish autoloads
     <name>.fish (and ships a kb.fish of another program that `kb` would get otherwise)."""

@@ -2,7 +2,7 @@
 from the CLI's own parser, so every command and flag completes as it is today.
 
 bash and zsh come from shtab (a static script: a TAB press runs no Python); fish, which
-shtab does not write, from the same parser walked here. Installed as README "Terminal
+shtab does not write, from the same parser walked here. Installed as docs/commands.md "Terminal
 output" says: bash-completion and fish load a command's file by its name, so `kb` has its
 own (fish ships a kb.fish of another program, which `kb` would otherwise complete as).
 """
@@ -22,7 +22,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "completion",
         help="print a shell completion script (bash, zsh or fish)",
-        description="Print a completion script for SHELL on stdout; see README "
+        description="Print a completion script for SHELL on stdout; see docs/commands.md "
         '"Terminal output" for where to put it.',
     )
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in")

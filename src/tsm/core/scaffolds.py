@@ -19,7 +19,7 @@ def scaffolds(settings: Settings) -> dict[Path, str]:
 
 TSM_TOML_SCAFFOLD = """\
 # The Space Memory configuration. Every key is optional; environment variables (TSM_*) win.
-# See the README's configuration table for all settings.
+# See docs/configuration.md in tsm's repository for all settings.
 
 # [search]
 # top_k = 10          # results without -k

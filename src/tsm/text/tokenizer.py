@@ -1,7 +1,7 @@
 """Text → FTS terms. Japanese runs go through a morphological analyzer (SudachiPy, split mode
 A, so compounds are found by their parts, indexed by their normalized form so 作っ and 作る
 meet); everything else is NFKC-normalised, case-folded and left to FTS5's `porter unicode61`
-tokenizer. Queries are tokenized the same way. The choice is measured in the README."""
+tokenizer. Queries are tokenized the same way. The choice is measured in docs/architecture.md."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
         last = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
         raise ConfigError(
             f"{source}: cannot build the user dictionary: {last}",
-            "see the README (Japanese user dictionary) for the CSV format",
+            "see docs/configuration.md (Japanese user dictionary) for the CSV format",
         )
     partial.replace(compiled)
     return compiled
