@@ -54,7 +54,7 @@ def test_hit_rows_a_page_in_one_read(db: sqlite3.Connection) -> None:
     assert part is not None
     found = hits.hit_rows(db, wanted, content_of=[a], conditions=[part])
     assert found[wanted[0]] == hits.HitRow(
-        wanted[0], a, 1, "", None, None, "second part", 2,
+        wanted[0], a, 1, "", None, "second part", 2,
         ("apple", "mango", "zebra"), "first part\nsecond part", (True,),
     )  # fmt: skip
     assert (found[wanted[1]].tags, found[wanted[1]].content) == (("kiwi",), None)

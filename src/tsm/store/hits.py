@@ -83,16 +83,14 @@ def chunks_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultChunk]
 
 
 class HitRow(NamedTuple):
-    """Everything a chosen hit shows besides its score: its passage (and the line of the
-    note it starts on), its document's chunk count and tags, and the document's whole text
-    when asked for."""
+    """Everything a chosen hit shows besides its score: its passage, its document's chunk
+    count and tags, and the document's whole text when asked for."""
 
     id: int
     document_id: int
     chunk_index: int
     section: str
     page: int | None
-    line: int | None
     text: str
     total_chunks: int
     tags: tuple[str, ...]
@@ -123,7 +121,7 @@ def hit_rows(
     ids = ",".join("?" * len(chunk_ids))
     wanted = ",".join("?" * len(content_of)) or "NULL"
     rows = conn.execute(
-        f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.line, c.text,
+        f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.text,
                    (SELECT COUNT(*) FROM chunks n WHERE n.document_id = c.document_id), {tags},
                    CASE WHEN c.document_id IN ({wanted}) THEN d.text END{tests}
             FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({ids})""",
@@ -132,10 +130,10 @@ def hit_rows(
     return {
         row[0]: HitRow._make(
             (
-                *row[:8],
-                tuple(row[8].split("\x1f")) if row[8] else (),
-                row[9],
-                tuple(bool(m) for m in row[10:]),
+                *row[:7],
+                tuple(row[7].split("\x1f")) if row[7] else (),
+                row[8],
+                tuple(bool(m) for m in row[9:]),
             )
         )
         for row in rows
