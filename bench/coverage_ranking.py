@@ -14,8 +14,8 @@ Hybrid should never fall below fts-only: a chunk without a vector competes on it
     python bench/coverage_ranking.py jaquad-para --top-k 10        # at the CLI's depth
 
 `--strategies` runs hybrid once per rule for a keyword hit whose chunk has no vector yet
-(fuse.MISSING_VECTOR, engine._estimate_missing): quorum (the engine's: evidence once the
-vectors have measured fuse.VECTOR_QUORUM of the query's keyword hits, the keyword-only
+(RankingParams.missing_vector, rank/missing.py): quorum (the engine's: evidence once the
+vectors have measured RankingParams.vector_quorum of the query's keyword hits, the keyword-only
 order below), evidence (its hybrid score estimated from its keyword score, and the vectors
 reordering the keyword ranking as far as the share of the query's keyword hits that have
 a vector), calibrate (the estimate alone) and none (no estimate: such a hit competes on
@@ -38,6 +38,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +55,7 @@ from tsm.indexing import embed_pending, index_paths  # noqa: E402
 from tsm.search import fuse  # noqa: E402
 from tsm.search.engine import SearchContext, search  # noqa: E402
 from tsm.search.query import build_query  # noqa: E402
+from tsm.search.rank.params import RankingParams  # noqa: E402
 from tsm.store import vectors  # noqa: E402
 from tsm.store.connect import Transaction  # noqa: E402
 
@@ -123,7 +125,6 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         random.Random(args.seed).shuffle(order)
         fts = run_mode(ctx, queries, by_path, qrels, "fts", args.top_k)
         assert fts is not None
-        saved = fuse.MISSING_VECTOR
         for percent in COVERAGES:
             share = keep_share(conn, embedder.name, order, percent)
             row = {
@@ -134,13 +135,10 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
                 "hybrid": {},
             }
             for strategy in args.strategies:
-                fuse.MISSING_VECTOR = strategy
-                try:
-                    row["hybrid"][strategy] = run_mode(
-                        ctx, queries, by_path, qrels, "hybrid", args.top_k
-                    )
-                finally:
-                    fuse.MISSING_VECTOR = saved
+                rule = replace(ctx, ranking=replace(ctx.params, missing_vector=strategy))
+                row["hybrid"][strategy] = run_mode(
+                    rule, queries, by_path, qrels, "hybrid", args.top_k
+                )
             rows.append(row)
             print(json.dumps({"dataset": name, **row}), flush=True)
         backend.close()
@@ -156,7 +154,7 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
 
 
 def markdown_report(reports: list[dict], strategies: list[str], command: str) -> str:
-    engine = fuse.MISSING_VECTOR
+    engine = RankingParams().missing_vector
     top_k = reports[0].get("top_k", 100) if reports else 100
     lines = [
         f"# Ranking at partial vector coverage ({dt.date.today()}, {platform.machine()}, "
@@ -210,7 +208,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--strategies",
-        default=fuse.MISSING_VECTOR,
+        default=RankingParams().missing_vector,
         help="comma-separated rules for a keyword hit without a vector "
         f"({', '.join(fuse.MISSING_VECTOR_RULES)}); default: the engine's",
     )

@@ -277,7 +277,7 @@ def engine(
     if typical_drop is not None:
         vector = f.vector_weight(row["vec_scores"], row["vec_mean"])
         vector *= f.TYPICAL_VECTOR_DROP / typical_drop
-    if f.BRIDGE_COMPLEMENTS if complement is None else complement:
+    if complement:  # the bridge weighted by what the keywords leave: not the engine's rule
         bridge *= 1.0 - keyword
     return fuse(row, keyword, k=k, vector_weight=vector, bridge_weight=bridge, extra=tuple(extra))
 

@@ -37,7 +37,7 @@ from .sources.files import Reach, display, storable
 from .statedir import embedding_role
 from .store import documents, failures, vectors
 from .store.chunks import chunk_document_pairs
-from .store.connect import Connection, Transaction, is_postgres, pipelined
+from .store.connect import Connection, Transaction, pipelined
 from .text.chunk import chunk_sections
 from .text.tokenizer import compiled_user_dict, get_tokenizer
 from .workspace import IgnoreRules
@@ -855,7 +855,7 @@ def _store_noise_level(conn: Connection, embedder: Embedder) -> None:
     if generic is None or generic.shape[1] != embedder.dim:
         return
     ids = [chunk for chunk, _ in chunk_document_pairs(conn)]
-    if is_postgres(conn) and len(ids) >= ANN_MIN_ROWS:
+    if vectors.has_nearest_index(conn) and len(ids) >= ANN_MIN_ROWS:
         return  # searches there take the HNSW path, which has no noise level
     counted = 0
 

@@ -8,7 +8,7 @@ import sqlite3
 
 from tests.store.notes import add_note, chunk_ids
 from tsm.search.query import Filters
-from tsm.store import chunks, filters
+from tsm.store import filters
 
 
 def _dated(db: sqlite3.Connection, doc_id: int, date: str) -> None:
@@ -44,9 +44,3 @@ def test_most_recent_documents_newest_first_with_their_first_chunk(
     ]
     where, params = filters.filter_sql(Filters(before=dt.date(2025, 12, 31)))
     assert [d for d, _ in filters.most_recent(db, where, params, 10)] == [mid, old]
-
-
-def test_first_chunk_is_chunk_index_zero(db: sqlite3.Connection) -> None:
-    add_note(db, "a.md", ["x"])
-    b = add_note(db, "b.md", ["first", "second", "third"])
-    assert chunks.first_chunk(db, b) == chunk_ids(db, b)[0]

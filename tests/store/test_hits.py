@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from tests.store.notes import add_note, chunk_ids
-from tsm.store import hits
+from tsm.store import hits, keywords
 from tsm.store.connect import Transaction
 from tsm.store.documents import delete_document
 
@@ -43,22 +43,21 @@ def test_chunks_by_id_the_passages_asked_for(db: sqlite3.Connection) -> None:
     }
 
 
-def test_chunk_counts_per_document(db: sqlite3.Connection) -> None:
-    a = add_note(db, "a.md", ["one", "two", "three"])
-    b = add_note(db, "b.md", ["four"])
+def test_hit_rows_a_page_in_one_read(db: sqlite3.Connection) -> None:
+    """Passages, chunk counts, sorted tags, whole texts only where asked, and the answer to
+    each keyword condition, for the chunks asked about."""
+    a = add_note(db, "a.md", ["first part", "second part"], tags=["zebra", "apple", "mango"])
+    b = add_note(db, "b.md", ["else"], tags=["kiwi"])
     c = add_note(db, "c.md", ["five", "six"])
-    assert hits.chunk_counts(db, [a, b]) == {a: 3, b: 1}
-    assert hits.chunk_counts(db, [c, 999]) == {c: 2}
-
-
-def test_tags_by_document_sorted_absent_without_tags(db: sqlite3.Connection) -> None:
-    a = add_note(db, "a.md", ["x"], tags=["zebra", "apple", "mango"])
-    b = add_note(db, "b.md", ["y"], tags=["kiwi"])
-    c = add_note(db, "c.md", ["z"])
-    assert hits.tags_by_document(db, [a, b, c]) == {a: ["apple", "mango", "zebra"], b: ["kiwi"]}
-
-
-def test_document_text_is_the_whole_indexed_text(db: sqlite3.Connection) -> None:
-    a = add_note(db, "a.md", ["first part", "second part"])
-    add_note(db, "b.md", ["else"])
-    assert hits.document_text(db, a) == "first part\nsecond part"
+    wanted = [chunk_ids(db, a)[1], chunk_ids(db, b)[0], chunk_ids(db, c)[0]]
+    part = keywords.chunk_condition(db, '"part"')
+    assert part is not None
+    found = hits.hit_rows(db, wanted, content_of=[a], conditions=[part])
+    assert found[wanted[0]] == hits.HitRow(
+        wanted[0], a, 1, "", None, "second part", 2,
+        ("apple", "mango", "zebra"), "first part\nsecond part", (True,),
+    )  # fmt: skip
+    assert (found[wanted[1]].tags, found[wanted[1]].content) == (("kiwi",), None)
+    assert (found[wanted[2]].total_chunks, found[wanted[2]].tags) == (2, ())
+    assert found[wanted[1]].matches == found[wanted[2]].matches == (False,)
+    assert hits.hit_rows(db, []) == {}

@@ -43,7 +43,7 @@ from ..config import Settings
 from ..errors import StorageFailure, TsmError, UserError
 from ..statedir import note_file, private_dir
 from ..store import portable
-from ..store.connect import Connection, Transaction, is_postgres, open_store, pipelined
+from ..store.connect import Connection, Transaction, engine_name, open_store, pipelined
 from ..store.documents import KeywordSource
 
 FORMAT = "tsm-export"
@@ -92,7 +92,7 @@ class ImportReport:
 
 
 def store_name(conn: Connection) -> str:
-    return "postgresql" if is_postgres(conn) else "sqlite"
+    return engine_name(conn)
 
 
 # -- export ---------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .fts import quote_term
+from .results import Match
 
 if TYPE_CHECKING:
     from ..text.tokenizer import JapaneseTokenizer
@@ -132,8 +133,8 @@ def split_by_source_language(groups: list[BridgeGroup]) -> dict[str, list[Bridge
 
 
 def across_languages(
-    ranked: list[tuple[int, int, float]], language_of: Mapping[int, str], source: str
-) -> list[tuple[int, int, float]]:
+    ranked: list[Match], language_of: Mapping[int, str], source: str
+) -> list[Match]:
     """The hits (chunk id, document id, score) of a translated ranking whose chunk is not
     in the language of the words translated: a translation counts only where the user's
     own word cannot, in a note of the other language. Inside one language the keywords

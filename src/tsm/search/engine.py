@@ -15,7 +15,7 @@ from ..config import Settings
 from ..embed import Embedder, still_loading
 from ..errors import EmbedderUnavailable, VectorsLoading
 from ..models import Hit, SearchResult
-from ..store import chunks, filters, vectors
+from ..store import filters, vectors
 from ..store import hits as store_hits
 from ..store.connect import Connection
 from ..store.filters import count_documents, search_sql
@@ -23,10 +23,14 @@ from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenize
 from ..workspace import StatePaths
 from . import fuse
 from .chunkmap import ChunkDocuments, chunk_documents
-from .coverage import TermCoverage
-from .entities import entity_documents
+from .coverage import TermCoverage, read_together
+from .entities import EntityMatch, entity_documents
 from .fts import fts_hits, match_expression
+from .hydrate import build_hits, select_fresh
 from .query import Filters, Query
+from .rank.missing import estimate_missing, keyword_chunks
+from .rank.params import RankingParams
+from .rank.weights import Evidence, Weights, signal_weights
 from .relevance import (
     distinct_names,
     generic_similarity,
@@ -34,15 +38,7 @@ from .relevance import (
     noise_level,
     noise_meta_key,
 )
-from .results import (
-    Candidate,
-    Signals,
-    build_hits,
-    fuse_signals,
-    keyword_score,
-    rank_candidates,
-    select_fresh,
-)
+from .results import Candidate, Match, Signals, fuse_signals, rank_candidates
 from .synonyms import expand, load_synonyms
 from .vector import load_index, load_index_if_loaded
 
@@ -71,6 +67,16 @@ class SearchContext:
     # False: a search that may go without vectors does not wait for a model or a vector
     # index still loading (a daemon's first seconds); its keywords answer meanwhile.
     wait_for_vectors: bool = True
+    ranking: RankingParams | None = None  # None: from the settings
+
+    def __post_init__(self) -> None:
+        if self.ranking is None:
+            self.ranking = RankingParams.from_settings(self.settings)
+
+    @property
+    def params(self) -> RankingParams:
+        assert self.ranking is not None
+        return self.ranking
 
 
 @dataclass
@@ -79,14 +85,13 @@ class VectorSide:
     chunks (an unrelated chunk's level), its best cosine with a generic request
     (relevance.py), and each document's best cosine for hits the ranking did not reach."""
 
-    ranked: list[tuple[int, int, float]]
+    ranked: list[Match]
     background: float | None = None
     generic: float | None = None
     doc_similarity: Callable[[int], float | None] = lambda doc_id: None
     missing: int = 0  # chunks without a vector yet (the backfill has not reached them)
     coverage: float = 1.0  # share of the chunks that have a vector
     lacking: Callable[[list[int]], set[int]] = lambda chunk_ids: set()  # those without one
-    weight: float = 1.0  # the vector ranking's weight in this query's fusion
     noise: float | None = None  # the vault's level of generic relevance (relevance.py)
 
 
@@ -142,121 +147,49 @@ def _search_any_date(ctx: SearchContext, query: Query) -> SearchResult:
     )
 
 
+Ranking = list[Match]  # best first
+Ranked = tuple[Ranking, "TermCoverage | None"]
+Embedding = tuple[str, "np.ndarray", "float | None"]
+
+
+@dataclass
+class Reading:
+    """What the signals read for one query: each ranking, the keyword matches counted, and
+    the term coverage the weights and the hits are measured with."""
+
+    terms: list[str]
+    mode: str
+    coverage: TermCoverage
+    keyword: Ranking = field(default_factory=list)
+    total: int = 0  # documents the keywords matched
+    synonym_only: set[int] = field(default_factory=set)  # found only through synonyms
+    entity: list[EntityMatch] = field(default_factory=list)
+    bridges: list[Ranked] = field(default_factory=list)  # one per direction of translation
+    paraphrase: Ranked = ([], None)
+    side: VectorSide | None = None
+    vector_status: str = "off"  # SearchResult.vector_status
+
+
 def _search(ctx: SearchContext, query: Query) -> SearchResult:
+    """Read (the signals), rank (pure), hydrate (one batch for the chosen hits)."""
     started = time.perf_counter()
-    settings = ctx.settings
     warnings: list[str] = []
-    tokenizer = get_tokenizer(compiled_user_dict(settings.state_dir))
+    tokenizer = get_tokenizer(compiled_user_dict(ctx.settings.state_dir))
     terms = tokenizer.query_terms(query.text)
     where, params = search_sql(ctx.conn, query.filters)
-    k = settings.get("search.rrf_k")
-    depth = max(settings.get("search.candidates"), 3 * query.top_k)
-    mode = query.mode
-    candidates: dict[int, Candidate] = {}
-    total = 0
-
     if not query.text.strip():
-        recent = _recent(ctx.conn, where, params, query.top_k, k)
+        recent = _recent(ctx.conn, where, params, query.top_k, ctx.params.rrf_k)
         total = count_documents(ctx.conn, where, params)  # every document the dates let in
         return _finish(
             ctx, query, recent, (True, False), terms, warnings, started, total, None, "hybrid"
         )
-    if not terms and mode != "vector":
+    if not terms and query.mode != "vector":
         warnings.append("the query has no searchable words")
-
-    # The query is embedded (in the model's own thread or process) while keywords are searched.
-    # Only a search that may go without vectors goes without them while they load.
-    wait = ctx.wait_for_vectors or mode == "vector" or query.fallback == "error"
-    embedding = None
-    if mode in ("hybrid", "vector"):
-        embedding = _embed_in_background(ctx, query.text, wait)
-    fts_ranked: list[tuple[int, int, float]] = []
-    synonym_only: set[int] = set()  # documents the keywords found only through synonyms
-    entity_ranked: list[tuple[int, int]] = []
-    if mode in ("hybrid", "fts") and terms:
-        expression = match_expression(terms)
-        assert expression is not None
-        db_key = settings.store_key
-
-        def chunk_docs() -> ChunkDocuments:
-            return chunk_documents(ctx.conn, db_key)
-
-        fts_ranked, total = fts_hits(ctx.conn, expression, where, params, depth, chunk_docs)
-        extra = expand(
-            terms, load_synonyms(StatePaths(settings.state_dir).synonyms, tokenizer.query_terms)
-        )
-        if extra:  # expansion-only hits rank after every exact hit
-            synonym_expr = match_expression(extra)
-            assert synonym_expr is not None
-            more, more_total = fts_hits(ctx.conn, synonym_expr, where, params, depth, chunk_docs)
-            exact = {d for _, d, _ in fts_ranked}
-            fts_ranked += [h for h in more if h[1] not in exact][: depth - len(fts_ranked)]
-            synonym_only = {d for _, d, _ in fts_ranked} - exact
-            total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
-        entity_ranked = entity_documents(ctx.conn, query.text, terms, where, params)
-    bridge_rankings: list[Ranked] = []
-    synonym_ranked: list[tuple[int, int, float]] = []
-    synonym_cover: TermCoverage | None = None
-    if mode in ("hybrid", "fts") and settings.get("search.bridge"):
-        bridge_rankings, (synonym_ranked, synonym_cover) = _bridge_signal(
-            ctx, query.text, tokenizer, where, params, depth, settings.get("search.paraphrase")
-        )
-
-    side = None
-    vector_status = "off"
-    if embedding is not None:
-        side, mode, vector_status = _vector_signal(
-            ctx, query, embedding, where, params, depth, warnings, wait
-        )
-    vec_ranked = side.ranked if side else []
-
-    coverage = TermCoverage(ctx.conn, terms)
-    background = side.background if side else None
-    vec_scores = [s for _, _, s in vec_ranked]
-    fts_weight = vec_weight = 1.0
-    if mode == "hybrid" and fts_ranked and vec_ranked:  # each signal's trust in this query
-        fts_weight = fuse.keyword_weight(
-            coverage.keyword_evidence([c for c, _, _ in fts_ranked[:3]]),
-            settings.get("search.keyword_parity"),
-        )
-        vec_weight = fuse.vector_weight(vec_scores, background)
-    bridges = []
-    for bridge_ranked, bridge_cover in bridge_rankings:  # one per direction of translation
-        bridge_weight = fuse.BRIDGE_WEIGHT
-        if bridge_ranked and bridge_cover is not None:  # a translation is a guess: every mode
-            bridge_weight *= fuse.keyword_weight(
-                bridge_cover.best([c for c, _, _ in bridge_ranked[:3]]), fuse.BRIDGE_PARITY
-            )
-        bridges.append((bridge_ranked, bridge_weight))
-    synonym_weight = 0.0
-    if synonym_ranked and synonym_cover is not None:  # near-synonyms: weighed as keywords
-        synonym_weight = fuse.SYNONYM_WEIGHT * fuse.keyword_weight(
-            synonym_cover.best([c for c, _, _ in synonym_ranked[:3]]),
-            settings.get("search.keyword_parity"),
-        )
-    candidates = fuse_signals(
-        Signals(
-            keyword=fts_ranked,
-            keyword_weight=fts_weight,
-            vector=vec_ranked,
-            vector_weight=vec_weight,
-            background=background,
-            bridges=bridges,
-            paraphrase=synonym_ranked,
-            paraphrase_weight=synonym_weight,
-            entity=[(chunks.first_chunk(ctx.conn, d), d, rank) for d, rank in entity_ranked],
-            synonym_only=frozenset(synonym_only),
-        ),
-        k,
-    )
-    if mode == "hybrid" and side is not None and side.missing:
-        fts_plain = fuse.score_scaled_rrf([s for _, _, s in fts_ranked], k, 1.0, floor=0.0)
-        side.weight = vec_weight
-        _estimate_missing(
-            candidates, side, {d: t for (_, d, _), t in zip(fts_ranked, fts_plain, strict=True)}
-        )
-    total = max(total, 0) + sum(1 for c in candidates.values() if _matches(c, side))
-    signals = (bool(terms) and mode in ("hybrid", "fts"), mode in ("hybrid", "vector"))
+    read = _read_signals(ctx, query, tokenizer, terms, where, params, warnings)
+    candidates = _rank(read, ctx.params)
+    total = max(read.total, 0) + sum(1 for c in candidates.values() if _matches(c, read.side))
+    signals = (bool(terms) and read.mode in ("hybrid", "fts"), read.mode in ("hybrid", "vector"))
+    coverage = read.coverage if terms else None
     result = _finish(
         ctx,
         query,
@@ -266,11 +199,147 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         warnings,
         started,
         total,
-        coverage if terms else None,
-        mode,
-        side,
+        coverage,
+        read.mode,
+        read.side,
     )
-    return replace(result, vector_status=vector_status)
+    return replace(result, vector_status=read.vector_status)
+
+
+def _read_signals(
+    ctx: SearchContext,
+    query: Query,
+    tokenizer: JapaneseTokenizer,
+    terms: list[str],
+    where: str,
+    params: list[object],
+    warnings: list[str],
+) -> Reading:
+    """Each signal asks the store once. The query is embedded (in the model's own thread
+    or process) while keywords are searched."""
+    settings = ctx.settings
+    depth = max(settings.get("search.candidates"), 3 * query.top_k)
+    # Only a search that may go without vectors goes without them while they load.
+    wait = ctx.wait_for_vectors or query.mode == "vector" or query.fallback == "error"
+    embedding = (
+        _embed_in_background(ctx, query.text, wait) if query.mode in ("hybrid", "vector") else None
+    )
+    read = Reading(terms, query.mode, TermCoverage(ctx.conn, terms))
+    keywords_on = query.mode in ("hybrid", "fts")
+    if keywords_on and terms:
+        _keyword_signal(ctx, read, tokenizer, where, params, depth)
+        read.entity = entity_documents(ctx.conn, query.text, terms, where, params)
+    if keywords_on and settings.get("search.bridge"):
+        read.bridges, read.paraphrase = _bridge_signal(
+            ctx, query.text, tokenizer, where, params, depth, settings.get("search.paraphrase")
+        )
+    if embedding is not None:
+        read.side, read.mode, read.vector_status = _vector_signal(
+            ctx, query, embedding, where, params, depth, warnings, wait
+        )
+    return read
+
+
+def _keyword_signal(
+    ctx: SearchContext,
+    read: Reading,
+    tokenizer: JapaneseTokenizer,
+    where: str,
+    params: list[object],
+    depth: int,
+) -> None:
+    """The keywords' ranking and match count; then the user's synonyms of the query's words
+    (synonyms.csv), whose hits rank after every exact hit."""
+    expression = match_expression(read.terms)
+    assert expression is not None
+    db_key = ctx.settings.store_key
+
+    def chunk_docs() -> ChunkDocuments:
+        return chunk_documents(ctx.conn, db_key)
+
+    read.keyword, read.total = fts_hits(ctx.conn, expression, where, params, depth, chunk_docs)
+    table = load_synonyms(StatePaths(ctx.settings.state_dir).synonyms, tokenizer.query_terms)
+    synonym_expr = match_expression(expand(read.terms, table))
+    if synonym_expr is None:
+        return
+    more, more_total = fts_hits(ctx.conn, synonym_expr, where, params, depth, chunk_docs)
+    exact = {d for _, d, _ in read.keyword}
+    read.keyword += [h for h in more if h[1] not in exact][: depth - len(read.keyword)]
+    read.synonym_only = {d for _, d, _ in read.keyword} - exact
+    read.total += sum(1 for h in more if h[1] not in exact) + max(0, more_total - len(more))
+
+
+def _top(ranking: Ranking) -> list[int]:
+    """The chunks of a ranking's best three hits: what its evidence is measured on."""
+    return [chunk for chunk, _, _ in ranking[:3]]
+
+
+def _evidence(read: Reading) -> Evidence:
+    """The coverages the weights need, read together in one statement."""
+    vec_ranked = read.side.ranked if read.side else []
+    both = read.mode == "hybrid" and bool(read.keyword) and bool(vec_ranked)
+    covers = [(cover, _top(r)) for r, cover in (*read.bridges, read.paraphrase) if r and cover]
+    read_together([(read.coverage, _top(read.keyword)), *covers] if both else covers)
+    paraphrase, paraphrase_cover = read.paraphrase
+    return Evidence(
+        keyword=read.coverage.keyword_evidence(_top(read.keyword)) if both else None,
+        vector_scores=[s for _, _, s in vec_ranked],
+        background=read.side.background if read.side else None,
+        bridges=[cover.best(_top(r)) if r and cover else None for r, cover in read.bridges],
+        paraphrase=(
+            paraphrase_cover.best(_top(paraphrase)) if paraphrase and paraphrase_cover else None
+        ),
+    )
+
+
+def _rank(read: Reading, params: RankingParams) -> dict[int, Candidate]:
+    """Fuse the rankings with this query's weights; while the backfill runs, keyword hits
+    without a vector compete on an estimate (rank/missing.py)."""
+    weights = signal_weights(_evidence(read), params)
+    side = read.side
+    candidates = fuse_signals(_signals(read, weights), params.rrf_k)
+    if read.mode == "hybrid" and side is not None and side.missing:
+        _fill_missing(candidates, read, side, weights.vector, params)
+    return candidates
+
+
+def _signals(read: Reading, weights: Weights) -> Signals:
+    paraphrase, _ = read.paraphrase
+    return Signals(
+        keyword=read.keyword,
+        keyword_weight=weights.keyword,
+        vector=read.side.ranked if read.side else [],
+        vector_weight=weights.vector,
+        background=read.side.background if read.side else None,
+        bridges=[(r, w) for (r, _), w in zip(read.bridges, weights.bridges, strict=True)],
+        paraphrase=paraphrase,
+        paraphrase_weight=weights.paraphrase,
+        entity=[(m.chunk_id, m.document_id, m.rank) for m in read.entity],
+        synonym_only=frozenset(read.synonym_only),
+    )
+
+
+def _fill_missing(
+    candidates: dict[int, Candidate],
+    read: Reading,
+    side: VectorSide,
+    vector_weight: float,
+    params: RankingParams,
+) -> None:
+    if params.missing_vector == "none":
+        return
+    plain = fuse.score_scaled_rrf([s for _, _, s in read.keyword], params.rrf_k, 1.0, floor=0.0)
+    fts_plain = {d: t for (_, d, _), t in zip(read.keyword, plain, strict=True)}
+    chunks = keyword_chunks(candidates)
+    estimate_missing(
+        candidates,
+        chunks,
+        side.lacking(list(chunks.values())),
+        fts_plain,
+        coverage=side.coverage,
+        vector_weight=vector_weight,
+        params=params,
+    )
 
 
 def _matches(cand: Candidate, side: VectorSide | None) -> bool:
@@ -338,10 +407,6 @@ def _bridge_signal(
     by_source = split_by_source_language(groups)
     synonyms = synonym_groups(groups, tokenizer, lexicon) if paraphrase else []
     return [translated(lang, found) for lang, found in by_source.items()], ranking(synonyms)
-
-
-Ranked = tuple[list[tuple[int, int, float]], "TermCoverage | None"]
-Embedding = tuple[str, "np.ndarray", "float | None"]
 
 
 def _embed_in_background(ctx: SearchContext, text: str, wait: bool = True) -> Future[Embedding]:
@@ -442,115 +507,6 @@ def _vector_signal(
     )
 
 
-def _estimate_missing(
-    candidates: dict[int, Candidate], side: VectorSide, fts_plain: dict[int, float]
-) -> None:
-    """While some chunks have no vector yet (the backfill is running), a keyword hit whose
-    chunk has none competes on an estimate of its hybrid score (fuse.MISSING_VECTOR).
-
-    Its vector term is unknown, not zero: summing keywords and vectors would rank every
-    note the backfill has reached above it. Over the keyword hits whose chunk has a
-    vector, the hybrid score (keywords + vector) is fitted as gain × their keyword-only
-    score (least squares through the origin), and a hit without a vector is given gain ×
-    its keyword-only score, or its own keyword score if that is more (a vector term is never
-    negative): among themselves such hits keep the keyword-only order, and against the others
-    they stand where the typical note of their keyword score stands.
-
-    "evidence": what the vectors add counts in proportion to the evidence
-    behind it, the share s of the query's keyword hits whose chunk has a vector. A note
-    with one is ranked on (1 - s) × its estimate + s × its hybrid score, a note only the
-    vectors found on s × its vector term: with few keyword hits embedded the vectors can
-    reorder the keyword ranking only a little (they were measured on notes the other hits
-    cannot be compared with), and with none they cannot reorder it at all; as s nears 1 the
-    ranking nears the full fusion. "quorum" (the engine's): evidence once s reaches
-    fuse.VECTOR_QUORUM; below it the keyword hits keep the keyword-only order, since a
-    reordering measured on so few of them was as likely to lose as to gain
-    (_keyword_order). The gain is fitted as if fuse.FIT_PRIOR more hits had
-    the gain that keywords and vector agreeing would give, 1 + vector weight × coverage, so
-    that a gain fitted on two or three hits cannot lift or sink every hit without a vector.
-    "calibrate" (the first rule): no blend, the gain fitted alone. In all three, every vector
-    term is first scaled by the share of chunks that have a vector: it is normalised by the
-    best cosine among the notes embedded so far, which overstates it while that share is
-    small. Measured at 2, 10 and 50 % coverage against fts-only and evidence:
-    bench/results/coverage-ranking.md and coverage-ranking-cuts.md; other rules tried:
-    coverage-ranking-variants.md."""
-    rule = fuse.MISSING_VECTOR
-    if rule == "none":
-        return
-    keyword_chunk = {  # the chunk the keywords (else the bridge) chose
-        doc_id: hit[0]
-        for doc_id, cand in candidates.items()
-        if (hit := cand.fts or cand.bridge) is not None
-    }
-    lacking = side.lacking(list(keyword_chunk.values()))
-    measured = sum(1 for chunk in keyword_chunk.values() if chunk not in lacking)
-    share, prior_hits = 1.0, 0  # "calibrate"
-    if rule in ("evidence", "quorum"):
-        share = measured / len(keyword_chunk) if keyword_chunk else side.coverage
-        prior_hits = fuse.FIT_PRIOR
-    for cand in candidates.values():  # the vector side has seen only part of the notes
-        if cand.vector is not None:
-            cand.vector = (cand.vector[0], cand.vector[1] * side.coverage)
-    if rule == "quorum" and share < fuse.VECTOR_QUORUM:
-        _keyword_order(candidates, keyword_chunk, fts_plain, share)
-        return
-
-    def plain(cand: Candidate) -> float:  # the keyword score of a keyword-only search
-        if cand.fts is None:
-            return keyword_score(cand)
-        return keyword_score(replace(cand, fts=(cand.fts[0], fts_plain[cand.doc_id])))
-
-    def vector(cand: Candidate) -> float:
-        return cand.vector[1] if cand.vector is not None else 0.0
-
-    pairs = [
-        (plain(cand), keyword_score(cand) + vector(cand))
-        for doc_id, chunk in keyword_chunk.items()
-        if chunk not in lacking
-        for cand in (candidates[doc_id],)
-    ]
-    prior = 1.0 + side.weight * side.coverage
-    norm = sum(x * x for x, _ in pairs)
-    gain = sum(x * y for x, y in pairs) / norm if norm > 0 else prior
-    if prior_hits:
-        gain = (measured * gain + prior_hits * prior) / (measured + prior_hits)
-    for doc_id, cand in candidates.items():
-        chunk = keyword_chunk.get(doc_id)
-        if chunk is None:  # only the vectors (or an entity) found it
-            if cand.vector is not None:
-                cand.vector = (cand.vector[0], cand.vector[1] * share)
-            continue
-        estimate = max(0.0, gain * plain(cand) - keyword_score(cand))
-        own = vector(cand)  # in full below; the part shown is weighted by the share
-        if cand.vector is not None:
-            cand.vector = (cand.vector[0], own * share)
-        if chunk in lacking:  # another chunk's vector can lift it, not sink it
-            cand.estimate = estimate + share * max(0.0, own - estimate)
-        elif share < 1.0:
-            cand.estimate = (1.0 - share) * estimate + share * own
-
-
-def _keyword_order(
-    candidates: dict[int, Candidate],
-    keyword_hits: dict[int, int],
-    fts_plain: dict[int, float],
-    share: float,
-) -> None:
-    """Below the quorum: every keyword hit gets the score a keyword-only search gives it,
-    and its vector counts for nothing, so the keyword hits come in exactly the keyword-only
-    order; a note only the vectors found counts `share` × its vector term, so it can pass
-    only a weak keyword hit."""
-    for doc_id, cand in candidates.items():
-        if doc_id not in keyword_hits:
-            if cand.vector is not None:
-                cand.vector = (cand.vector[0], cand.vector[1] * share)
-            continue
-        if cand.fts is not None:
-            cand.fts = (cand.fts[0], fts_plain[doc_id])
-        if cand.vector is not None:
-            cand.vector = (cand.vector[0], 0.0)
-
-
 def _recent(
     conn: Connection, where: str, params: list[object], top_k: int, k: int
 ) -> list[Candidate]:
@@ -575,7 +531,8 @@ def _finish(
     mode: str,
     side: VectorSide | None = None,
 ) -> SearchResult:
-    scored = rank_candidates(ctx.conn, ctx.settings, ctx.now, candidates)
+    docs = store_hits.documents_by_id(ctx.conn, [c.doc_id for c in candidates])
+    scored = rank_candidates(ctx.params, ctx.now, candidates, docs)
     root = ctx.settings.index_root if ctx.check_files else None
     chosen = select_fresh(scored, query.top_k, root, warnings)
     if side is not None:  # hits only keywords found still get their cosine

@@ -4,13 +4,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..store import entities
-from ..store.catalog import TagCount
 from ..store.connect import Connection
 from ..store.names import normalise
 
 MAX_ENTITY_DOCS = 20
+
+
+@dataclass(frozen=True)
+class EntityMatch:
+    """A document an entity of the query names, the chunk the match points at (its first),
+    and its rank on this signal."""
+
+    chunk_id: int
+    document_id: int
+    rank: int
 
 
 def entity_documents(
@@ -20,33 +30,29 @@ def entity_documents(
     where: str,
     params: Sequence[object],
     limit: int = 20,
-) -> list[tuple[int, int]]:
-    """(document id, rank) of the documents carrying a tag named by a query term (or nested
-    under it), or whose title or alias equals the whole query; most specific first (fewest
-    such documents). Documents equally specific share a rank: two notes with the same tag
-    are equal on this signal, and a rank given by document id would let one outrank the
-    other for nothing."""
+) -> list[EntityMatch]:
+    """The documents carrying a tag named by a query term (or nested under it), or whose
+    title or alias equals the whole query; most specific first (fewest such documents).
+    Documents equally specific share a rank: two notes with the same tag are equal on this
+    signal, and a rank given by document id would let one outrank the other for nothing.
+    One statement (store.entities.entity_rows)."""
     names = {normalise(t) for t in terms if len(t) > 1} | {normalise(query_text)}
     names.discard("")
     if not names:
         return []
-    # A name matches a tag or a nested tag under it (#a/b carries a): one range scan of the
-    # tag index per name (store.entities.tags_under).
-    sizes: list[TagCount] = []
-    for name in sorted(names):
-        sizes += entities.tags_under(conn, name)
-    sizes.sort(key=lambda item: (item.count, item.name))
-    hits: dict[int, int] = {}
-    for tag in sizes:
-        if tag.count > MAX_ENTITY_DOCS:  # a tag on many notes is a topic, not an entity
-            continue
-        for doc_id in entities.documents_tagged(conn, tag.name, where, params):
-            hits.setdefault(doc_id, tag.count)  # a rare tag is a more specific entity
     whole = normalise(query_text)
-    for doc_id in entities.documents_named(conn, whole, where, params):
-        hits[doc_id] = 0  # the query names the note itself
+    hits: dict[int, int] = {}  # document → the size of its most specific entity
+    first_chunk: dict[int, int] = {}
+    for row in entities.entity_rows(conn, sorted(names), whole, MAX_ENTITY_DOCS, where, params):
+        if row.tag is not None:
+            assert row.name is not None
+            if row.tag != row.name and not row.tag.startswith(row.name + "/"):
+                continue  # in the name's range only by spelling (name-x)
+        first_chunk[row.document_id] = row.chunk_id
+        hits[row.document_id] = min(hits.get(row.document_id, row.size), row.size)
     ordered = sorted(hits, key=lambda d: (hits[d], d))[:limit]
-    return list(zip(ordered, shared_ranks([hits[d] for d in ordered]), strict=True))
+    ranks = shared_ranks([hits[d] for d in ordered])
+    return [EntityMatch(first_chunk[d], d, r) for d, r in zip(ordered, ranks, strict=True)]
 
 
 def shared_ranks(keys: Sequence[int]) -> list[int]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..store import filters, keywords
 from ..store.connect import Connection
+from .results import Match
 
 if TYPE_CHECKING:
     from .chunkmap import ChunkDocuments
@@ -34,7 +35,7 @@ def fts_hits(
     params: Sequence[object],
     limit: int,
     chunk_docs: Callable[[], ChunkDocuments] | None = None,
-) -> tuple[list[tuple[int, int, float]], int]:
+) -> tuple[list[Match], int]:
     """Best chunk per document as (chunk_id, document_id, bm25), best first, and the number of
     matching documents. `where` filters on `c` (chunks) and `d` (documents); `chunk_docs`
     makes the count cheap when there is no filter."""
@@ -51,7 +52,7 @@ def fts_hits(
     else:  # counting needs no ranking
         total = keywords.count_matching_documents(conn, expression, where, params)
     # bm25() is negative (lower is better); expose positive scores.
-    return [(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows], total
+    return [Match(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows], total
 
 
 def _unfiltered_hits(conn: Connection, expression: str, limit: int) -> list[keywords.KeywordMatch]:

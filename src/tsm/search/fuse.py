@@ -97,7 +97,6 @@ def status_penalty(status: str | None, weights: Mapping[str, float] | None = Non
 # 0.8 to 1 score within 0.006 of each other on every set.
 BRIDGE_WEIGHT = 0.8
 BRIDGE_PARITY = 0.3
-BRIDGE_COMPLEMENTS = False  # only the tuning bench turns this on
 # Near-synonyms of the query's Japanese words (bridge.synonym_groups: ja -> en -> ja through
 # the lexicon) as a fourth keyword ranking, for paraphrases that share no word with their
 # note (鯨とり for 捕鯨). Weighted like the keywords, keyword_weight(coverage, the keyword
@@ -109,11 +108,12 @@ BRIDGE_COMPLEMENTS = False  # only the tuning bench turns this on
 # 0.0012 (full runs with and without it on one tree, same file).
 SYNONYM_WEIGHT = 0.3
 # A keyword hit whose chunk has no vector yet: "calibrate" estimates its hybrid score from
-# its keyword score (engine._estimate_missing); "evidence" does too, and lets the vectors
+# its keyword score (rank/missing.py); "evidence" does too, and lets the vectors
 # reorder the keyword ranking only as far as the share of the query's keyword hits that
 # have a vector; "quorum" (the engine's) is evidence once that share reaches VECTOR_QUORUM,
 # and below it the keyword-only order; "none" lets such a hit compete on keywords alone,
-# the rule before issue 19. The others are kept for bench/coverage_ranking.py.
+# the rule before issue 19. The others are kept for bench/coverage_ranking.py. These are
+# the defaults of rank/params.RankingParams, which a benchmark varies.
 MISSING_VECTOR_RULES = ("none", "calibrate", "evidence", "quorum")
 MISSING_VECTOR = "quorum"
 # The share of a query's keyword hits the vectors must have measured before they may

@@ -1,29 +1,19 @@
-"""From fused candidates to Hits: apply the score multipliers, pick the top-k whose files
-still exist, and fetch their chunks, tags, snippets and related documents in batches."""
+"""Rank what the signals found: fuse their rankings into one candidate per document, apply
+the score multipliers, and order the candidates best first. Pure functions of what was
+read (the candidates' document rows are given), parameterised by RankingParams."""
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..config import Settings
-from ..models import Hit, ScoreBreakdown, Source
-from ..statedir import note_file
-from ..store import hits as rows
-from ..store.connect import Connection
-from ..store.hits import ResultDocument
-from ..store.names import stored_aliases
 from . import fuse
-from .related import LinkGraph
-from .snippets import make_snippet
 
 if TYPE_CHECKING:
-    from .coverage import TermCoverage
-
-CATEGORY_HALF_LIFE = {"daily": 90.0, "journal": 90.0}
+    from ..store.hits import ResultDocument
+    from .rank.params import RankingParams
 
 
 @dataclass
@@ -41,7 +31,16 @@ class Candidate:
     estimate: float | None = None  # vector term estimated for a keyword hit with no vector yet
 
 
-Ranking = Sequence[tuple[int, int, float]]  # (chunk id, document id, score), best first
+class Match(NamedTuple):
+    """A document a signal found: the chunk it chose and the signal's score for it (bm25,
+    positive; a cosine). A NamedTuple: a ranking holds hundreds."""
+
+    chunk_id: int
+    document_id: int
+    score: float
+
+
+Ranking = Sequence[tuple[int, int, float]]  # Matches (or plain tuples), best first
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,9 @@ def fuse_signals(signals: Signals, k: int) -> dict[int, Candidate]:
 
 
 @dataclass
-class _Scored:
+class Scored:
+    """A candidate with its final score, its document's row and the multipliers."""
+
     score: float
     cand: Candidate
     doc: ResultDocument
@@ -112,21 +113,21 @@ class _Scored:
 
 
 def multipliers(
-    settings: Settings, now: dt.datetime, doc: ResultDocument
+    params: RankingParams, now: dt.datetime, doc: ResultDocument
 ) -> tuple[float, float, float]:
     """(recency, status, weight) for a document."""
     path, doc_type, category, status = doc.path, doc.type, doc.category, doc.status
     date = doc.doc_date
     weight = 1.0
-    half_life = CATEGORY_HALF_LIFE.get(category) or settings.get("ranking.half_life_days")
-    for content_dir in settings.content_dirs:
-        if path == content_dir.path or path.startswith(content_dir.path.rstrip("/") + "/"):
-            weight = content_dir.weight
-            if content_dir.half_life_days is not None:
-                half_life = content_dir.half_life_days
+    half_life = params.category_half_life.get(category) or params.half_life_days
+    for folder in params.folders:
+        if path == folder.path or path.startswith(folder.path.rstrip("/") + "/"):
+            weight = folder.weight
+            if folder.half_life_days is not None:
+                half_life = folder.half_life_days
     if doc_type == "session":
-        weight *= settings.get("sessions.weight")
-        half_life = settings.get("sessions.half_life_days")
+        weight *= params.sessions_weight
+        half_life = params.sessions_half_life_days
     age = None
     if date:
         try:
@@ -135,22 +136,25 @@ def multipliers(
             age = None
     return (
         fuse.recency(age, half_life),
-        fuse.status_penalty(status, settings.status_weights),
+        fuse.status_penalty(status, params.status_weights),
         weight,
     )
 
 
 def rank_candidates(
-    conn: Connection, settings: Settings, now: dt.datetime, candidates: list[Candidate]
-) -> list[_Scored]:
-    """Final score = fused RRF × recency × status × weight, best first."""
-    docs = rows.documents_by_id(conn, [c.doc_id for c in candidates])
+    params: RankingParams,
+    now: dt.datetime,
+    candidates: Sequence[Candidate],
+    docs: Mapping[int, ResultDocument],
+) -> list[Scored]:
+    """Final score = fused RRF × recency × status × weight, best first; a candidate whose
+    document has no row (deleted, or not the reader's to see) is dropped."""
     scored = []
     for cand in candidates:
         doc = docs.get(cand.doc_id)
         if doc is None or not found(cand):
             continue
-        recency, status, weight = multipliers(settings, now, doc)
+        recency, status, weight = multipliers(params, now, doc)
         signals = [
             s
             for s in (cand.fts, cand.vector, cand.entity, cand.bridge, cand.paraphrase)
@@ -158,7 +162,7 @@ def rank_candidates(
         ]
         chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
         score = final_score(cand, recency, status, weight)
-        scored.append(_Scored(score, cand, doc, chunk_id, recency, status, weight))
+        scored.append(Scored(score, cand, doc, chunk_id, recency, status, weight))
     scored.sort(key=lambda s: order_key(s.cand, s.recency, s.status, s.weight))
     return scored
 
@@ -222,138 +226,3 @@ def keyword_score(cand: Candidate) -> float:
     """The keywords' and the bridge's part of fused_score."""
     keyword = [s[1] for s in (cand.fts, cand.bridge) if s is not None]
     return max(keyword, default=0.0) if cand.synonym_only else sum(keyword)
-
-
-def select_fresh(
-    scored: list[_Scored], top_k: int, root: os.PathLike[str] | None, warnings: list[str]
-) -> list[_Scored]:
-    """The first top_k whose files still exist; changed files are kept but marked stale.
-    `root=None` skips the check (benchmarks over files that cannot change)."""
-    chosen: list[_Scored] = []
-    for item in scored:
-        if len(chosen) >= top_k:
-            break
-        path, doc_type, size, mtime = item.doc.path, item.doc.type, item.doc.size, item.doc.mtime
-        if root is not None and doc_type != "session" and item.doc.local:
-            file = note_file(root, path)
-            if file is None:  # a damaged or planted index: nothing outside the root is read
-                warnings.append(
-                    f"{path!r} is no path inside the index root (a damaged index; "
-                    "`tsm rebuild --apply` rebuilds it); dropped from the results"
-                )
-                continue
-            state = _freshness(file, size, mtime)
-            if state == "missing":
-                warnings.append(f"{path} no longer exists; dropped from the results")
-                continue
-            if state == "changed":
-                item.stale = True
-                warnings.append(f"{path} changed since it was indexed; run `tsm index`")
-        chosen.append(item)
-    return chosen
-
-
-def build_hits(
-    conn: Connection,
-    chosen: list[_Scored],
-    *,
-    signals: tuple[bool, bool],
-    terms: list[str],
-    coverage: TermCoverage | None,
-    include_content: int,
-    generic: float | None = None,
-    noise: float | None = None,
-    named: Callable[[str], bool] | None = None,
-    drop: float | None = None,
-    distinct: Callable[[str], int] | None = None,
-) -> tuple[Hit, ...]:
-    """Hits for the chosen documents. `signals` says whether (fts, vector) ran, so a signal
-    that ran but missed a document reports 0.0 and one that did not run reports None.
-    `generic` is the query's best cosine with a generic request, `noise` the vault's level
-    of generic relevance, `named` whether the query names a path (relevance.py), `drop`
-    how clearly the vector ranking's top stands out (fuse.vector_drop), `distinct` how many
-    path words the query names that no generic request uses."""
-    if not chosen:
-        return ()
-    chunk_ids = [s.chunk_id for s in chosen]
-    doc_ids = [s.cand.doc_id for s in chosen]
-    chunks = rows.chunks_by_id(conn, chunk_ids)
-    counts = rows.chunk_counts(conn, doc_ids)
-    tags = rows.tags_by_document(conn, doc_ids)
-    covered = coverage.per_chunk(chunk_ids) if coverage else {}
-    graph = LinkGraph(conn)
-    shown = set(doc_ids)
-    hits = []
-    for position, item in enumerate(chosen):
-        cand, doc = item.cand, item.doc
-        _, chunk_index, section, page, text = chunks[item.chunk_id]
-        breakdown = ScoreBreakdown(
-            fts=_contribution(cand.fts, signals[0]),
-            vector=_contribution(cand.vector, signals[1]),
-            recency=round(item.recency, 4),
-            status=item.status,
-            weight=item.weight,
-            entity=round(cand.entity[1], 6) if cand.entity else None,
-            bridge=round(cand.bridge[1], 6) if cand.bridge else None,
-            paraphrase=round(cand.paraphrase[1], 6) if cand.paraphrase else None,
-            similarity=round(cand.similarity, 4) if cand.similarity is not None else None,
-            coverage=round(covered[item.chunk_id], 4) if item.chunk_id in covered else None,
-            relevance=(
-                round(cand.similarity - generic, 4)
-                if cand.similarity is not None and generic is not None
-                else None
-            ),
-            noise=noise,
-            named=named(doc.path) if named is not None else None,
-            vector_drop=drop,
-            distinct_names=distinct(doc.path) if distinct is not None else None,
-        )
-        source = Source(
-            cand.doc_id,
-            doc.title,
-            doc.path,
-            doc.type,
-            page,
-            chunk_index,
-            counts.get(cand.doc_id, 0),
-            tuple(tags.get(cand.doc_id, ())),
-            doc.category,
-            doc.status,
-            doc.created,
-            doc.updated,
-            item.stale,
-        )
-        related = graph.related(
-            cand.doc_id, doc.path, doc.title, stored_aliases(doc.aliases, doc.path), shown
-        )
-        content = rows.document_text(conn, cand.doc_id) if position < include_content else None
-        hits.append(
-            Hit(
-                item.chunk_id,
-                round(item.score, 6),
-                breakdown,
-                text,
-                source,
-                section,
-                make_snippet(text, terms),
-                related,
-                content,
-            )
-        )
-    return tuple(hits)
-
-
-def _contribution(signal: tuple[int, float] | None, ran: bool) -> float | None:
-    if signal is not None:
-        return round(signal[1], 6)
-    return 0.0 if ran else None
-
-
-def _freshness(path: str, size: int, mtime: float) -> str:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return "missing"
-    except OSError:
-        return "ok"
-    return "ok" if (st.st_size == size and st.st_mtime == mtime) else "changed"

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..store import chunks, vectors
-from ..store.connect import Connection, is_postgres, read_snapshot
+from ..store.connect import Connection, read_snapshot
 from ..store.vectors import Stamp
+from .results import Match
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +39,7 @@ class VectorMatches:
     best first; the query's mean cosine over the searchable chunks; a document's best
     cosine; which of some chunks have no vector."""
 
-    ranked: list[tuple[int, int, float]]
+    ranked: list[Match]
     background: float | None
     doc_similarity: Callable[[int], float | None]
     lacking: Callable[[list[int]], set[int]]
@@ -80,7 +81,7 @@ class VectorIndex:
 
     def nearest(
         self, query: np.ndarray, limit: int, allowed_chunks: np.ndarray | None = None
-    ) -> list[tuple[int, int, float]]:
+    ) -> list[Match]:
         """Best chunk per document as (chunk_id, document_id, cosine), best first."""
         if self.matrix.shape[0] == 0:
             return []
@@ -114,7 +115,7 @@ class VectorIndex:
             lacking,
         )
 
-    def best_per_document(self, sims: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
+    def best_per_document(self, sims: np.ndarray, limit: int) -> list[Match]:
         import numpy as np
 
         if len(sims) == 0:
@@ -127,7 +128,7 @@ class VectorIndex:
         _, first = np.unique(self.doc_ids[top], return_index=True)  # best row of each doc
         best = top[np.sort(first)][:limit]
         return [
-            (int(c), int(d), float(v))
+            Match(int(c), int(d), float(v))
             for c, d, v in zip(self.chunk_ids[best], self.doc_ids[best], sims[best], strict=True)
         ]
 
@@ -217,12 +218,12 @@ class AnnIndex:
         rows = pg_vectors.nearest(
             conn, self.model, query, candidate_rows(depth), ANN_EF_SEARCH, ids
         )
-        ranked: list[tuple[int, int, float]] = []
+        ranked: list[Match] = []
         seen: set[int] = set()
         for chunk_id, doc_id, similarity in sorted(rows, key=lambda r: -r[2]):
             if doc_id not in seen:
                 seen.add(doc_id)
-                ranked.append((chunk_id, doc_id, similarity))
+                ranked.append(Match(chunk_id, doc_id, similarity))
         mean = self.mean
         if ids is not None and len(ids) <= ANN_MIN_ROWS:  # the filtered rows' own mean
             mean = pg_vectors.mean_vector(conn, self.model, self.dim, ids)
@@ -283,7 +284,7 @@ def load_index(
             index: VectorIndex | AnnIndex | None = None
             if isinstance(cached, VectorIndex):
                 index = _refreshed(conn, model, cached, dim)
-            if is_postgres(conn) and dim is not None:
+            if vectors.has_nearest_index(conn) and dim is not None:
                 if index is None or index.live_rows >= ANN_MIN_ROWS:
                     was_ann = isinstance(cached, AnnIndex)
                     floor = ANN_MIN_ROWS * (ANN_HYSTERESIS if was_ann else 1.0)

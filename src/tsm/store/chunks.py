@@ -53,11 +53,3 @@ def documents_of_chunks(conn: Connection, chunk_ids: Sequence[int]) -> list[Chun
             ),
         )
     return found
-
-
-def first_chunk(conn: Connection, document_id: int) -> int:
-    """The id of a document's first chunk (where an entity match points)."""
-    row = conn.execute(
-        "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT 1", (document_id,)
-    ).fetchone()
-    return int(row[0])

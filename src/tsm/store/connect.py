@@ -32,6 +32,11 @@ def is_postgres(conn: Any) -> bool:
     return getattr(conn, "dialect", "sqlite") == "postgres"
 
 
+def engine_name(conn: Any) -> str:
+    """The store's engine as an export file records it: "postgresql" or "sqlite"."""
+    return "postgresql" if is_postgres(conn) else "sqlite"
+
+
 def open_store(settings: Settings, *, create: bool = False) -> Connection:
     """The index: the PostgreSQL server of `[store] url` when one is set, else the SQLite
     file at `settings.db_path`. Both come back migrated."""

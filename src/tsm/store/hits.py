@@ -1,8 +1,8 @@
-"""What a search reads to turn its ranked documents into results (search/results.py): the
-documents' rows for the score multipliers and the freshness check, then, for the few chosen,
-their passages, chunk counts, tags and full text. Every read is by id, a batch per statement
-(`id IN (...)`), so a page of results costs a handful of statements whatever the vault's size.
-Rows are NamedTuples: the multipliers read one per candidate, hundreds per search."""
+"""What a search reads to turn its ranked documents into results (search/hydrate.py): the
+rows of the candidate documents for the score multipliers and the freshness check, then, for
+the page chosen, its passages, chunk counts, tags and whole texts in one statement. Every
+read is by id, so a page of results costs the same whatever the vault's size. Rows are
+NamedTuples: the multipliers read one per candidate, hundreds per search."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import scope
-from .connect import Connection
+from .connect import Connection, is_postgres
 
 # Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
 _BATCH = 500
@@ -82,32 +82,59 @@ def chunks_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultChunk]
     }
 
 
-def chunk_counts(conn: Connection, doc_ids: Sequence[int]) -> dict[int, int]:
-    """How many chunks each of these documents has, by id (a hit's `total_chunks`); a
-    document with none is absent."""
+class HitRow(NamedTuple):
+    """Everything a chosen hit shows besides its score: its passage, its document's chunk
+    count and tags, and the document's whole text when asked for."""
+
+    id: int
+    document_id: int
+    chunk_index: int
+    section: str
+    page: int | None
+    text: str
+    total_chunks: int
+    tags: tuple[str, ...]
+    content: str | None
+    matches: tuple[bool, ...] = ()  # whether it matches each of the expressions asked
+
+
+def hit_rows(
+    conn: Connection,
+    chunk_ids: Sequence[int],
+    content_of: Sequence[int] = (),
+    conditions: Sequence[tuple[str, Sequence[object]]] = (),
+) -> dict[int, HitRow]:
+    """The rows of a page of results, by chunk id: one statement, whatever the page's
+    size; `content_of` names the documents whose whole text is wanted, and `conditions`
+    (store.keywords.chunk_condition) the keyword expressions to test each chunk against."""
+    if not chunk_ids:
+        return {}
+    tests = "".join(f", {sql}" for sql, _ in conditions)
+    test_params = [p for _, params in conditions for p in params]
+    tags = (
+        "(SELECT string_agg(t.tag, chr(31) ORDER BY t.tag) FROM tags t "
+        "WHERE t.document_id = c.document_id)"
+        if is_postgres(conn)
+        else "(SELECT group_concat(tag, char(31)) FROM (SELECT t.tag FROM tags t "
+        "WHERE t.document_id = c.document_id ORDER BY t.tag))"
+    )
+    ids = ",".join("?" * len(chunk_ids))
+    wanted = ",".join("?" * len(content_of)) or "NULL"
+    rows = conn.execute(
+        f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.text,
+                   (SELECT COUNT(*) FROM chunks n WHERE n.document_id = c.document_id), {tags},
+                   CASE WHEN c.document_id IN ({wanted}) THEN d.text END{tests}
+            FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({ids})""",
+        (*content_of, *test_params, *chunk_ids),
+    )
     return {
-        d: n
-        for d, n in conn.execute(
-            f"SELECT document_id, COUNT(*) FROM chunks WHERE document_id IN "
-            f"({','.join('?' * len(doc_ids))}) GROUP BY document_id",
-            doc_ids,
+        row[0]: HitRow._make(
+            (
+                *row[:7],
+                tuple(row[7].split("\x1f")) if row[7] else (),
+                row[8],
+                tuple(bool(m) for m in row[9:]),
+            )
         )
+        for row in rows
     }
-
-
-def tags_by_document(conn: Connection, doc_ids: Sequence[int]) -> dict[int, list[str]]:
-    """The tags of each of these documents, sorted, by id; a document without tags is
-    absent."""
-    tags: dict[int, list[str]] = {}
-    for doc_id, tag in conn.execute(
-        f"SELECT document_id, tag FROM tags WHERE document_id IN "
-        f"({','.join('?' * len(doc_ids))}) ORDER BY tag",
-        doc_ids,
-    ):
-        tags.setdefault(doc_id, []).append(tag)
-    return tags
-
-
-def document_text(conn: Connection, doc_id: int) -> str:
-    """A document's full indexed text (a hit's `content`)."""
-    return str(conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])

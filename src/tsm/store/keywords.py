@@ -8,6 +8,7 @@ store.filters.filter_sql. `weights` are bm25()'s weights for (title, section, bo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -162,3 +163,65 @@ def count_matching_documents(
 def _bm25_arguments(weights: Sequence[float]) -> str:
     """The weights as written after `bm25(chunks_fts, ` (e.g. `2.0, 1.5, 1.0, 2.0`)."""
     return ", ".join(str(w) for w in weights)
+
+
+class TermMatches(NamedTuple):
+    """What term coverage reads (search/coverage.py), in one statement: the number of
+    chunks, each expression's document frequency over chunks (None when not asked), and
+    which of the given chunks each expression matches."""
+
+    chunks: int | None
+    frequencies: list[int] | None
+    among: list[set[int]]
+
+
+def term_matches(
+    conn: Connection, expressions: Sequence[str], chunk_ids: Sequence[int], *, frequencies: bool
+) -> TermMatches:
+    """The chunk count and each expression's document frequency (with `frequencies`), and
+    the chunks of `chunk_ids` each expression matches: one statement on SQLite whatever the
+    number of terms, so that a search's reads do not grow with its query."""
+    if is_postgres(conn):
+        return TermMatches(
+            *pg_keywords.term_matches(conn, expressions, chunk_ids, frequencies=frequencies)
+        )
+    parts: list[str] = []
+    params: list[object] = []
+    if frequencies:
+        parts.append("SELECT 0, -1, COUNT(*) FROM chunks")
+        for n, expression in enumerate(expressions):
+            parts.append(f"SELECT 0, {n}, COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?")
+            params.append(expression)
+    if chunk_ids:  # `rowid IN` lets FTS5 look the ids up instead of testing every match
+        ids = json.dumps(list(chunk_ids))
+        for n, expression in enumerate(expressions):
+            parts.append(
+                f"SELECT 1, {n}, rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "AND rowid IN (SELECT value FROM json_each(?))"
+            )
+            params += [expression, ids]
+    total: int | None = None
+    found: list[int] | None = [0] * len(expressions) if frequencies else None
+    among: list[set[int]] = [set() for _ in expressions]
+    if not parts:
+        return TermMatches(total, found, among)
+    for kind, slot, value in conn.execute(" UNION ALL ".join(parts), params):
+        if kind == 1:
+            among[slot].add(int(value))
+        elif slot < 0:
+            total = int(value)
+        elif found is not None:
+            found[slot] = int(value)
+    return TermMatches(total, found, among)
+
+
+def chunk_condition(conn: Connection, expression: str) -> tuple[str, list[object]] | None:
+    """An SQL truth value over a chunk `c`: it matches the expression (a page of results
+    reads its coverage with its passages, store.hits.hit_rows); None when the engine cannot
+    say it in SQL, and the caller asks term_matches instead."""
+    if is_postgres(conn):
+        return pg_keywords.chunk_condition(expression)
+    return (
+        "EXISTS (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? AND chunks_fts.rowid = c.id)",
+        [expression],
+    )

@@ -1,7 +1,7 @@
-"""The link graph's lookups (search/related.py): the document a link names, a document's
-outgoing links and the links that may point at it. Every statement uses an index (the
-`names` table and `links.target_key` of migration m002), so the cost follows the number of
-links, not the size of the vault."""
+"""The link graph's lookups (search/related.py), two statements for a page of results: the
+links written in its documents and those that may point at them, then the documents their
+targets may name. Every statement uses an index (the `names` table and `links.target_key`
+of migration m002), so the cost follows the number of links, not the size of the vault."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import scope
-from .catalog import DocumentLink
 from .connect import Connection
 from .names import KIND_ORDER
 
@@ -24,65 +23,65 @@ class DocumentPath(NamedTuple):
     path: str
 
 
-class Backlink(NamedTuple):
-    """A link written in another document, as written, with where it was written."""
+class LinkRow(NamedTuple):
+    """A link around a page of results: written in one of its documents (`outgoing`), or
+    written in any document under a key that may name one of them (a backlink candidate)."""
 
+    outgoing: bool
     source_id: int
     source_path: str
     target: str
     link_type: str
 
 
-def document_at_path(conn: Connection, path: str) -> DocumentPath | None:
-    """The document a relative Markdown link resolved to `path` names: the one at `path`, or
-    at `path` with .md or .markdown added ([x](notes/x) may name notes/x.md)."""
-    visible, params = scope.visible(conn, "documents")
-    first, first_params = scope.own_first(conn)
-    row = conn.execute(
-        f"SELECT id, path FROM documents WHERE path IN (?, ?, ?) AND {visible}{first} LIMIT 1",
-        (path, path + ".md", path + ".markdown", *params, *first_params),
-    ).fetchone()
-    return DocumentPath(int(row[0]), str(row[1])) if row else None
-
-
-def document_named(conn: Connection, name: str, file_name: str) -> DocumentPath | None:
-    """The document a wikilink names: one whose path, file name, title or alias is `name` or
-    `file_name` (both normalised, store/names.py), preferring the kinds in KIND_ORDER, then
-    the lowest id."""
+def links_around(conn: Connection, doc_ids: Sequence[int], keys: Sequence[str]) -> list[LinkRow]:
+    """The links written in these documents and every link whose lookup key (names.link_key)
+    is one of `keys`, each with the document that holds it: one statement, in no set
+    order."""
     visible, params = scope.visible(conn)
-    row = conn.execute(
-        f"""SELECT d.id, d.path FROM names n JOIN documents d ON d.id = n.document_id
-            WHERE n.name IN (?, ?) AND {visible} ORDER BY CASE n.kind {_KIND_RANK} END, d.id
-            LIMIT 1""",
-        (name, file_name, *params),
-    ).fetchone()
-    return DocumentPath(int(row[0]), str(row[1])) if row else None
-
-
-def links_from(conn: Connection, doc_id: int) -> list[DocumentLink]:
-    """The links written in a document, as written (not resolved), in no set order."""
-    return [
-        DocumentLink(target, link_type)
-        for target, link_type in conn.execute(
-            "SELECT target, link_type FROM links WHERE document_id = ?", (doc_id,)
-        )
-    ]
-
-
-def links_with_keys(conn: Connection, keys: Sequence[str]) -> list[Backlink]:
-    """Every link whose lookup key (names.link_key) is one of `keys`, with the document that
-    holds it, in no set order: the candidates for backlinks to a document, to be resolved,
-    since a key (a file name, a title) may name several documents."""
-    marks = ",".join("?" * len(keys))
-    visible, params = scope.visible(conn)
-    return list(
-        map(
-            Backlink._make,
-            conn.execute(
-                f"""SELECT l.document_id, d.path, l.target, l.link_type FROM links l
-                    JOIN documents d ON d.id = l.document_id
-                    WHERE l.target_key IN ({marks}) AND {visible}""",
-                (*keys, *params),
-            ),
-        )
+    doc_marks = ",".join("?" * len(doc_ids)) or "NULL"
+    key_marks = ",".join("?" * len(keys)) or "NULL"
+    rows = conn.execute(
+        f"""SELECT 1, l.document_id, d.path, l.target, l.link_type FROM links l
+                JOIN documents d ON d.id = l.document_id WHERE l.document_id IN ({doc_marks})
+            UNION ALL
+            SELECT 0, l.document_id, d.path, l.target, l.link_type FROM links l
+                JOIN documents d ON d.id = l.document_id
+                WHERE l.target_key IN ({key_marks}) AND {visible}""",
+        (*doc_ids, *keys, *params),
     )
+    return [LinkRow(bool(row[0]), *row[1:]) for row in rows]
+
+
+class NamedDocument(NamedTuple):
+    """A document a link target may name: by its path (`kind` "file", for Markdown links),
+    or by one of its names (names.KIND_ORDER); `own` when this workspace wrote it."""
+
+    key: str
+    kind: str
+    id: int
+    path: str
+    own: bool
+
+
+def documents_for_targets(
+    conn: Connection, paths: Sequence[str], names: Sequence[str]
+) -> list[NamedDocument]:
+    """The documents at these paths (or with .md or .markdown added: [x](notes/x) may name
+    notes/x.md) and those with one of these names (normalised): one statement, in no set
+    order; the caller picks, as related.py does."""
+    visible, params = scope.visible(conn, "d")
+    local, local_params = scope.in_own_workspace(conn, "d")
+    files = [p + suffix for p in paths for suffix in ("", ".md", ".markdown")]
+    file_marks = ",".join("?" * len(files)) or "NULL"
+    name_marks = ",".join("?" * len(names)) or "NULL"
+    rows = conn.execute(
+        f"""SELECT d.path, 'file', d.id, d.path, {local} FROM documents d
+                WHERE d.path IN ({file_marks}) AND {visible}
+            UNION ALL
+            SELECT n.name, n.kind, d.id, d.path, {local} FROM names n
+                JOIN documents d ON d.id = n.document_id
+                WHERE n.name IN ({name_marks}) AND {visible}""",
+        (*local_params, *files, *params, *local_params, *names, *params),
+    )
+    return [NamedDocument(key, kind, int(i), path, bool(own)) for key, kind, i, path, own in rows]

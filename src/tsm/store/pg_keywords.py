@@ -587,3 +587,71 @@ def best_chunk_per_document(
         (*ranked_params, *params, limit),
     )
     return [(int(c), int(d), float(r)) for c, d, r in rows]
+
+
+def term_matches(
+    conn: Any, expressions: Sequence[str], chunk_ids: Sequence[int], *, frequencies: bool
+) -> tuple[int | None, list[int] | None, list[set[int]]]:
+    """store.keywords.term_matches: the chunk count, each expression's document frequency
+    (with `frequencies`) and which of `chunk_ids` each matches, in one statement when every
+    expression is made of one-term phrases (a longer phrase reads its positions first)."""
+    queries = [Query.parse(e) for e in expressions]
+    if any(q.multi for q in queries):
+        total = (
+            int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) if frequencies else None
+        )
+        found = document_frequencies(conn, expressions) if frequencies else None
+        among = [set(matching_among(conn, e, chunk_ids)) for e in expressions]
+        return total, found, among
+    parts: list[str] = []
+    params: list[object] = []
+    if frequencies:
+        parts.append("SELECT 0, -1, (SELECT count(*) FROM chunks)")
+        lexemes = [t for q in queries for t in q.terms]
+        slots = [n for n, q in enumerate(queries) for _ in q.terms]
+        parts.append(
+            """SELECT 0, s.slot, (SELECT count(DISTINCT p.chunk_id) FROM keyword_postings p
+                                  WHERE p.lexeme = ANY(s.lexemes))
+               FROM (SELECT q.slot, array_agg(q.lexeme) AS lexemes
+                     FROM unnest(?::text[], ?::int[]) AS q(lexeme, slot) GROUP BY q.slot) s"""
+        )
+        params += [lexemes, slots]
+    if chunk_ids:
+        for n, query in enumerate(queries):
+            if not query.terms:
+                continue
+            parts.append(
+                f"""SELECT 1, {n}, p.chunk_id FROM keyword_postings p
+                    WHERE p.lexeme = ANY(?::text[]) AND p.chunk_id = ANY(?::bigint[])"""
+            )
+            params += [query.terms, list(chunk_ids)]
+    total, found, among = (
+        None,
+        [0] * len(queries) if frequencies else None,
+        [set() for _ in queries],
+    )
+    if not parts:
+        return total, found, among
+    for kind, slot, value in conn.execute(" UNION ALL ".join(parts), params):
+        if kind == 1:
+            among[slot].add(int(value))
+        elif slot < 0:
+            total = int(value)
+        elif found is not None:
+            found[slot] = int(value)
+    return total, found, among
+
+
+def chunk_condition(expression: str) -> tuple[str, list[object]] | None:
+    """An SQL truth value: chunk `c` matches the expression; None for one with a phrase of
+    several terms (matched through its positions, not in SQL)."""
+    query = Query.parse(expression)
+    if query.multi:
+        return None
+    if not query.terms:
+        return "FALSE", []
+    return (
+        "EXISTS (SELECT 1 FROM keyword_postings p WHERE p.lexeme = ANY(?::text[]) "
+        "AND p.chunk_id = c.id)",
+        [query.terms],
+    )

@@ -158,6 +158,15 @@ def written_here(conn: Any) -> tuple[str, list[object]]:
     return "(workspace IN (?, ?))", [scope.workspace or LEGACY, LEGACY]
 
 
+def in_own_workspace(conn: Any, alias: str) -> tuple[str, list[object]]:
+    """An SQL truth value over documents `alias`: this workspace wrote it (own_first's test,
+    for a caller that picks among rows itself). ("1 = 1", []) on SQLite."""
+    scope = scope_of(conn)
+    if scope is None:
+        return "1 = 1", []
+    return f"({alias}.workspace = ?)", [scope.workspace or LEGACY]
+
+
 def own_first(conn: Any, alias: str = "") -> tuple[str, list[object]]:
     """An ORDER BY that puts this workspace's document first, when several workspaces of a
     team store hold one path; ("", []) on SQLite, where a path is unique."""

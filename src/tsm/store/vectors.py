@@ -25,6 +25,12 @@ class PendingChunk:
     text: str
 
 
+def has_nearest_index(conn: Connection) -> bool:
+    """Whether the store can answer a nearest-vector query from an index of its own
+    (pgvector's HNSW, store/pg_vectors.py) rather than a matrix held in memory."""
+    return is_postgres(conn)
+
+
 def pending(conn: Connection, model: str, limit: int | None = None) -> list[PendingChunk]:
     """Distinct chunk texts that still lack a vector for `model`."""
     sql = """SELECT c.embed_hash, d.title, c.section, c.text FROM chunks c
