@@ -1,5 +1,5 @@
-"""tsm and the plugin's hooks agree on where an index is and whether the user trusts it
-(issue 15 item 5, issue 19 item 5): one table of cases run through tsm's settings loader and
+"""tsm and the plugin's hooks agree on where an index is and whether the user trusts it:
+one table of cases run through tsm's settings loader and
 the hooks' find_workspace, and the hooks' copies of locate.py and of the readers' suffixes."""
 
 from __future__ import annotations

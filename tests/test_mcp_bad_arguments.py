@@ -1,5 +1,5 @@
 """Wrongly typed MCP tool arguments are tool errors the model can read, never system errors
-(issue 14, item 11): huge, negative and fractional numbers, strings and objects where numbers
+: huge, negative and fractional numbers, strings and objects where numbers
 or ids are expected, for every tool that takes one; the server keeps answering."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """MCP `get` and `search` never hand out a file that a symlink in the vault points at outside
-it (issue 14 item 4): the official MCP client over stdio against a real index."""
+it: the official MCP client over stdio against a real index."""
 
 from __future__ import annotations
 

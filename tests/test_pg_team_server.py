@@ -1,4 +1,4 @@
-"""The team server (issue 18 item 4): `tsm mcp --http` serving many clients at once from a
+"""The team server: `tsm mcp --http` serving many clients at once from a
 PostgreSQL store. A real server (scripts/postgres), the sample vault indexed by the real
 `tsm index` with the real model, the real `tsm mcp --http` subprocess with a bearer token,
 and the official MCP client: twenty sessions calling the tools at once get exactly the

@@ -1,4 +1,4 @@
-"""The trust model (issue 14 item 2, README "Trust model"): a tsm.toml in a root the user never
+"""The trust model: a tsm.toml in a root the user never
 trusted gives its harmless settings, never one that reaches the network or reads outside the
 root; `tsm init` / `tsm trust` record trust safely; status, doctor and search say what was
 ignored, in one line."""

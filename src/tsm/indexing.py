@@ -879,7 +879,7 @@ NOISE_BLOCK = 4096  # chunks read at a time for the noise level
 def _make_room_for_the_model(pending: int) -> None:
     """Before a run long enough to load the bulk engine (embed/engines.py): the keyword
     tokenizer's dictionary (~90 MB mapped) and the heap left by parsing are handed back, so
-    the process holds the model, not both (issue 17: model process RSS <= 500 MB)."""
+    the process holds the model, not both."""
     from .embed.engines import SWITCH_AFTER_DOCUMENTS, release_memory
     from .text.tokenizer import release_tokenizer
 

@@ -1,7 +1,7 @@
 """The log files of the daemon and the MCP server: private (statedir rules: 0600, no
 symlinks), rotated, and one line per record, so that a filename or config value holding a
 newline or a terminal escape can neither forge a log line nor reach the terminal that
-reads the log (issue 14, item 1)."""
+reads the log."""
 
 from __future__ import annotations
 

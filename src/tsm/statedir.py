@@ -1,7 +1,7 @@
 """The state dir and every file tsm writes in it: the dir is ours and 0700, files are 0600,
 and nothing is opened through a symlink, so a repository that ships a `.tsm/` full of links
-cannot make tsm write anywhere else, nor another local user read the index (issue 14, items
-1 and 12). Standard library only: the thin client and the daemon's start-up use it.
+cannot make tsm write anywhere else, nor another local user read the index. Standard library
+only: the thin client and the daemon's start-up use it.
 """
 
 from __future__ import annotations

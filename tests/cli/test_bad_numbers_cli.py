@@ -1,4 +1,4 @@
-"""Numbers and ids the user types are user input (issue 14, item 11): huge, negative,
+"""Numbers and ids the user types are user input: huge, negative,
 fractional, non-ASCII or non-numeric values are user errors (exit 1), never exit 2."""
 
 from __future__ import annotations

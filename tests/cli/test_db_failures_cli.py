@@ -1,4 +1,4 @@
-"""A broken index is reported, never taken for an empty one (issue 14, item 10): a zero-byte,
+"""A broken index is reported, never taken for an empty one: a zero-byte,
 truncated or garbage DB makes every command exit 2 with a message that names the file and
 offers `tsm rebuild`; `doctor` says the same and exits 2; a full disk is its own message."""
 

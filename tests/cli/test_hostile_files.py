@@ -1,5 +1,5 @@
 """Files that are not what they seem, through the real CLI: symlinks out of the index root,
-FIFOs and devices, files over the size cap, undecodable names (issue 14 items 4-6). Each one
+FIFOs and devices, files over the size cap, undecodable names. Each one
 costs a skipped entry with a reason; the run goes on and nothing outside the root is read."""
 
 from __future__ import annotations

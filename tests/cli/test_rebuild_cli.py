@@ -1,4 +1,4 @@
-"""`tsm rebuild --apply` (issue 14, items 8 and 9): every transcript the old index knew comes
+"""`tsm rebuild --apply`: every transcript the old index knew comes
 back (ingested again from where it is, or kept from the old index when it is gone), and
 the rebuild is atomic: a full disk leaves the old index exactly as it was, and the output
 always names where the old index is."""

@@ -34,7 +34,7 @@ def check_contract(data: dict, mode: str) -> None:
     assert data["mode"] == mode
     assert data["returned"] == len(data["results"])
     # keyword hits all match; the vector side may also show nearest notes that are not
-    # matches (below the relevance floor: issue 19 item 6)
+    # matches (below the relevance floor)
     assert data["total_matches"] >= (data["returned"] if mode == "fts" else 0)
     assert isinstance(data["took_ms"], float | int) and isinstance(data["warnings"], list)
     for hit in data["results"]:

@@ -80,7 +80,7 @@ def test_grown_transcript_embeds_only_new_turns(vault: Path, tsm: Any, tmp_path:
 def test_lines_without_a_type_are_turns_by_their_role(
     vault: Path, tsm: Any, tmp_path: Path
 ) -> None:
-    """Issue 33 item 3: refused as "no transcript lines"; string and block content both."""
+    """Refused as "no transcript lines"; string and block content both."""
     transcript = project_dir(vault) / "typeless.jsonl"
     shutil.copy(TYPELESS, transcript)
     first = ingest(tsm, transcript)
@@ -119,7 +119,7 @@ def not_a_transcript(tsm: Any, path: Path | str, **kw: Any) -> str:
 def test_a_note_or_a_jsonl_without_transcript_lines_is_a_user_error(
     indexed_read_only: Path, tsm: Any, tmp_path: Path
 ) -> None:
-    """Issue 19 item 9: on an indexed note it answered "unchanged since it was ingested"."""
+    """On an indexed note it answered "unchanged since it was ingested"."""
     note = indexed_read_only / "notes" / "git-install.md"
     assert not_a_transcript(tsm, note).startswith(f"{note} is not a Claude Code transcript: ")
     relative = not_a_transcript(tsm, "notes/git-install.md", cwd=indexed_read_only)
@@ -191,7 +191,7 @@ def test_a_transcript_linked_from_outside_its_sessions_folder_is_not_read(
     assert found.code == 0 and found.json()["results"] == []
 
 
-# --- issue 14 items 3 and 8: secrets never stored, bad lines never cost the session ---------
+# --- secrets never stored, bad lines never cost the session ---------
 
 NO_VECTORS = {"TSM_EMBEDDER": "none"}  # what is tested here is the keyword index
 

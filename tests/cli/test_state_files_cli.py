@@ -1,4 +1,4 @@
-"""Files the CLI writes (issue 14, items 1 and 12): the state dir is 0700 and ours, the DB
+"""Files the CLI writes: the state dir is 0700 and ours, the DB
 and its companions 0600, and a symlink, hard link or foreign dir planted where tsm writes
 is refused with one clear line (exit 2) instead of written through.
 """

@@ -1,5 +1,5 @@
-"""Wrongly typed request arguments on the daemon's socket are the client's error (issue 14,
-item 11): a `user_error` reply with exit code 1, never a crash of the op or a system error,
+"""Wrongly typed request arguments on the daemon's socket are the client's error:
+a `user_error` reply with exit code 1, never a crash of the op or a system error,
 and the daemon keeps answering."""
 
 from __future__ import annotations

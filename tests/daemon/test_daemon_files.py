@@ -1,4 +1,4 @@
-"""What the daemon writes and whom it talks to (issue 14, items 1, 12, 14): its log, lock,
+"""What the daemon writes and whom it talks to: its log, lock,
 PID file, socket and DB files are private and never opened through a planted link; its log
 keeps one record per line; and a client never talks to a daemon run by another user.
 """

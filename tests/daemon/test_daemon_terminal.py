@@ -1,6 +1,6 @@
 """A search the daemon answers for the thin client is dressed for the client's terminal: the
 client forwards NO_COLOR, FORCE_COLOR, TERM and COLUMNS (cli/entry.py), and the links point
-into the daemon's index root (issue 19 item 7)."""
+into the daemon's index root."""
 
 from __future__ import annotations
 

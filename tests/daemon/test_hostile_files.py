@@ -1,4 +1,4 @@
-"""The daemon's watcher and writer against files that are not files (issue 14 items 4-6): a
+"""The daemon's watcher and writer against files that are not files: a
 FIFO, a link to /dev/zero or out of the root, an undecodable name created while it runs must
 not wedge the single writer; a normal edit made after them is still indexed."""
 

@@ -73,7 +73,7 @@ def search_by_the_daemon(h: Harness) -> None:
 
 
 def test_three_times_the_descriptor_limit_in_idle_clients(harness: Harness) -> None:
-    """Issue 30 item 4: idle connections past `ulimit -n` made accept() fail with EMFILE,
+    """Idle connections past `ulimit -n` made accept() fail with EMFILE,
     which killed the daemon; now the longest-idle one is closed to make room."""
     harness.start("--no-watch", nofile=NOFILE)
     search_by_the_daemon(harness)

@@ -95,7 +95,7 @@ def test_a_killed_embedder_means_keyword_results_or_exit_2_and_no_restart_loop(
     assert data["results"][0]["score_breakdown"]["vector"] is None
     assert any("vector search unavailable" in w for w in data["warnings"])
 
-    plain = daemon.cli("search", "install git", "-f", "json")  # --fallback auto (issue 19)
+    plain = daemon.cli("search", "install git", "-f", "json")  # --fallback auto
     assert plain.code == 0 and plain.json()["mode"] == "fts", plain.err
     strict = daemon.cli("search", "install git", "--fallback", "error", "-f", "json")
     assert strict.code == 2

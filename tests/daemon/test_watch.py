@@ -71,7 +71,7 @@ def vector_top(h: Harness, text: str) -> str:
 
 
 def test_notes_the_watcher_indexes_get_vectors(daemon: Harness) -> None:
-    """Issue 19 item 2: the watcher's chunks reached the keyword index but never the backfill
+    """The watcher's chunks reached the keyword index but never the backfill
     (it was woken before the watcher's job had run, found nothing, and went idle)."""
     assert all_embedded(daemon)
     note = daemon.root / "notes" / "heron.md"
@@ -191,7 +191,7 @@ def backfill_pids(h: Harness) -> list[int]:
 
 
 def test_the_backfill_worker_is_closed_once_idle_and_comes_back(harness: Harness) -> None:
-    """Issue 32 item 5: the backfill worker (a second copy of the model) stayed loaded after
+    """The backfill worker (a second copy of the model) stayed loaded after
     the backlog was done. Now it is closed after its idle time (here 1 s) and started again
     when new chunks need vectors."""
     harness.env["TSM_BACKFILL_IDLE_SECONDS"] = "1"

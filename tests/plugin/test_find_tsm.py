@@ -1,4 +1,4 @@
-"""The hooks find tsm when it is not on PATH (issue 19 item 4), and when they cannot, the
+"""The hooks find tsm when it is not on PATH, and when they cannot, the
 session says so once (SessionStart's systemMessage) instead of every prompt failing quietly.
 
 Every test runs the real hook scripts with Claude Code's JSON on stdin and a PATH that has

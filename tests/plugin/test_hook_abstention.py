@@ -1,5 +1,5 @@
 """What the prompt hook injects on a vault of technical documentation: the issue's noise cases
-(issue 19 item 3) through the real hook script, the real CLI and the real embedding model.
+through the real hook script, the real CLI and the real embedding model.
 
 The vault mimics the one of the report: documentation pages that share words with everyday
 coding requests, and one page stored twice under two names (README.md and index.md).

@@ -1,4 +1,4 @@
-"""What the hooks write (issue 14, items 1, 12, 16): the hook log is created 0600 in a 0700
+"""What the hooks write: the hook log is created 0600 in a 0700
 state dir, never through a symlink, FIFO or hard link a repository planted, every logged
 value stays on its line, and an edited file whose name looks like an option is indexed.
 """
@@ -51,7 +51,7 @@ def hook_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def plant_hostile_repo(repo: Path) -> None:
-    """The repository of issue 14 item 1: a config value that is shell code, and the hook
+    """A hostile repository: a config value that is shell code, and the hook
     log linked to ~/.bashrc."""
     (repo / "tsm.toml").write_text('[search]\ntop_k = "\\"\'; touch ~/pwned; #"\n')
     (repo / ".tsm" / "logs").mkdir(parents=True)

@@ -288,7 +288,7 @@ def test_the_first_prompt_after_a_cold_start_gets_results(
 ) -> None:
     """No daemon runs: the first prompt of a session starts one (autostart) and, within the
     hook's own deadline, gets its results, from keywords if the daemon is still loading
-    its model and vectors (issue 32 item 3). The deadline is the default 4 s of a quiet
+    its model and vectors. The deadline is the default 4 s of a quiet
     machine, stretched by the load (patience.py)."""
     root = tmp_path / "cold"
     for name, text in NOTES.items():

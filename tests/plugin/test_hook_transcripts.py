@@ -1,5 +1,5 @@
-"""The Stop hook ingests only the user's own transcripts of this index root (issue 30 item
-11): it hands tsm the `transcript_path` it was given, and `tsm ingest-session` refuses
+"""The Stop hook ingests only the user's own transcripts of this index root:
+it hands tsm the `transcript_path` it was given, and `tsm ingest-session` refuses
 another project's transcript, a link or another account's file, which the hook logs.
 
 The real hook script, fed Claude Code's Stop input, runs the real tsm in a trusted vault.

@@ -1,5 +1,5 @@
-"""The prompt hook on documentation that sits close to everyday coding requests (issue 19
-item 3), through the real hook script, the real CLI and the real embedding model.
+"""The prompt hook on documentation that sits close to everyday coding requests,
+through the real hook script, the real CLI and the real embedding model.
 
 A web framework's docs are near "center a div" or "add a health check endpoint" as a diary
 never is: such a request is closer to one of these pages than to most generic requests, so

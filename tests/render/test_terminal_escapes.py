@@ -1,4 +1,4 @@
-"""Terminal escapes in a note (issue 14, item 13) are shown, never obeyed, in every human
+"""Terminal escapes in a note are shown, never obeyed, in every human
 output; JSON keeps the exact text. The class: ESC/CSI, OSC 0 (window title), OSC 8 (links),
 OSC 52 (clipboard), C1 controls, BEL, backspace, CR, bidi overrides, in the title, path,
 section, tags, snippet and body."""

@@ -1,4 +1,4 @@
-"""Human output for a terminal (issue 19 item 7), through the real CLI in subprocesses:
+"""Human output for a terminal, through the real CLI in subprocesses:
 colour only on a terminal or when forced, never with NO_COLOR; matched words highlighted;
 paths as OSC 8 links with the line the hit starts on; CJK-aware column widths and `tsm list`
 fitted to COLUMNS; `status` in words; `--json` the same as `-f json`; `--open` in $EDITOR;

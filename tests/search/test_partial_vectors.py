@@ -1,4 +1,4 @@
-"""Search while vectors are missing (issue 19 items 1, 6 and 8), through the real CLI and
+"""Search while vectors are missing, through the real CLI and
 the real default embedding model: a new note not yet embedded, an index with no vector at
 all, no model, and what total_matches counts."""
 

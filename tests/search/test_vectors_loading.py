@@ -1,5 +1,5 @@
-"""A search that must not wait while the daemon loads its model and vectors (issue 32 item
-3): the core on the sample vault indexed with the real model, and the daemon's first
+"""A search that must not wait while the daemon loads its model and vectors:
+the core on the sample vault indexed with the real model, and the daemon's first
 searches through the real CLI. `vector_status` says in the JSON what was served."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Markdown reader on hostile input (issue 14 item 7): shapes that made the old patterns
+"""The Markdown reader on hostile input: shapes that made the old patterns
 backtrack quadratically are read, and read right; frontmatter alias bombs, deep nesting and
 oversized blocks cost their metadata, never the process. Speed is measured in
 bench/markdown_adversarial.py; here a 100 KB line of `[` (minutes with the old patterns)

@@ -1,4 +1,4 @@
-"""Inline #tags come from prose only (issue 19 item 9): `tsm tags` on the Claude Code docs
+"""Inline #tags come from prose only: `tsm tags` on the Claude Code docs
 listed 45 CSS colours (`d97757`, `fff`) taken from code, inline HTML and MDX. Each way a `#`
 can sit outside prose is tried with a real tag beside it, so a test fails as well when the
 reader loses the real one."""

@@ -51,7 +51,7 @@ Put aliases in ~/.bashrc and read [the git note](../git.md).
 }
 
 # The keys of each public JSON object, in order (docs/skill-interface.md and the outputs of
-# `tsm list/tags/info/get/status -f json` before issue 15).
+# `tsm list/tags/info/get/status -f json` as first published).
 LIST_KEYS = [
     "id", "title", "type", "tags", "chunk_count", "created_at",
     "path", "category", "status", "date",
@@ -66,7 +66,7 @@ STATUS_KEYS = [
     "embedding_dim", "schema_version", "chunks_without_vectors", "vectors_done",
     "vectors_total", "embed_rate", "embed_rate_at", "configured_model", "vectors_stale",
     "index_root", "db_path", "trusted", "warnings",
-    # issue 18, additive: which store holds the index
+    # additive: which store holds the index
     "store", "store_url", "server_version", "pgvector_version",
 ]  # fmt: skip
 

@@ -1,5 +1,5 @@
 """store/failures.py: real SQLite and OS errors become one clear line naming the file, each
-class with its own message (issue 14, item 10). Running as root ignores file modes, so the
+class with its own message. Running as root ignores file modes, so the
 read-only case opens the DB read-only instead of chmod-ing it."""
 
 from __future__ import annotations

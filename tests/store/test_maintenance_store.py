@@ -1,6 +1,6 @@
-"""The store functions behind `tsm doctor` and `tsm rebuild` (issue 15 item 4: their SQL
-moved out of core/): the health of the DB, vector coverage, session paths, reusing vectors
-from an attached old index, and leaving WAL mode. Each runs on a real temp index."""
+"""The store functions behind `tsm doctor` and `tsm rebuild`: the health of the DB, vector
+coverage, session paths, reusing vectors from an attached old index, and leaving WAL mode.
+Each runs on a real temp index."""
 
 from __future__ import annotations
 

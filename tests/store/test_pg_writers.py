@@ -1,5 +1,5 @@
-"""Many writers on one PostgreSQL store, and a server that fails under them (issue 18 item 3,
-"How it will be checked"): real servers (scripts/postgres), the real CLI as subprocesses.
+"""Many writers on one PostgreSQL store, and a server that fails under them:
+real servers (scripts/postgres), the real CLI as subprocesses.
 
 - Two `tsm index` at once on overlapping folders store each document once, exactly as one
   writer alone would, with no error, and a reader never sees half a document.

@@ -195,7 +195,7 @@ def _dictionary_maps() -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux's /proc")
 def test_release_unmaps_the_dictionary_and_the_next_call_loads_it_again() -> None:
-    """A process about to embed a vault hands the dictionary's pages back (issue 17)."""
+    """A process about to embed a vault hands the dictionary's pages back."""
     gc.collect()
     before = _dictionary_maps()
     tok = JapaneseTokenizer()

@@ -1,7 +1,7 @@
 """Who is at the other end of a UNIX socket, from the kernel: SO_PEERCRED on Linux,
 LOCAL_PEERCRED on macOS and the BSDs. Both ends check it: the daemon serves only its own
-user, and a client never sends a query to a daemon another user runs on a shared state dir
-(issue 14, item 14). Standard library only: the thin client (cli/entry.py) uses it.
+user, and a client never sends a query to a daemon another user runs on a shared state dir.
+Standard library only: the thin client (cli/entry.py) uses it.
 """
 
 from __future__ import annotations

@@ -448,7 +448,7 @@ def _vector_signal(
     """The vector side, the mode and the vector status (SearchResult.vector_status). When
     vectors are unavailable (no model, or no chunk embedded yet), a hybrid search returns
     keyword results with a warning (None and "fts"); it fails only when vectors were asked
-    for: --vec-only or --fallback error (issue 19 item 8). Without `wait`, a model or vector
+    for: --vec-only or --fallback error. Without `wait`, a model or vector
     index still loading leaves the search to its keywords too ("loading")."""
     try:
         name, qvec, generic = embedding.result()

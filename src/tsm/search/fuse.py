@@ -112,7 +112,7 @@ SYNONYM_WEIGHT = 0.3
 # reorder the keyword ranking only as far as the share of the query's keyword hits that
 # have a vector; "quorum" (the engine's) is evidence once that share reaches VECTOR_QUORUM,
 # and below it the keyword-only order; "none" lets such a hit compete on keywords alone,
-# the rule before issue 19. The others are kept for bench/coverage_ranking.py. These are
+# the oldest rule. The others are kept for bench/coverage_ranking.py. These are
 # the defaults of rank/params.RankingParams, which a benchmark varies.
 MISSING_VECTOR_RULES = ("none", "calibrate", "evidence", "quorum")
 MISSING_VECTOR = "quorum"

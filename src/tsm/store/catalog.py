@@ -1,6 +1,6 @@
 """What the index holds, read back for people: the SQL of `tsm list`, `tags`, `info`, `get`
 and the index part of `status`, and the lookup of a document by id or path. It lives here so
-that SQL stays in store/ (issue 15) and every row comes back named: each dataclass has the
+that SQL stays in store/ and every row comes back named: each dataclass has the
 fields of its public JSON in the JSON's order, so `as_json()` (or `dataclasses.asdict`) is
 the contract of docs/skill-interface.md as it was."""
 
@@ -144,7 +144,7 @@ class IndexStatus(Row):
     db_path: str
     trusted: bool
     warnings: tuple[str, ...]
-    # Issue 18 (additive): which store holds the index. On PostgreSQL `db_path` is the
+    # Added to the contract (additive): which store holds the index. On PostgreSQL `db_path` is the
     # server's URL without its password and `db_size_bytes` is pg_database_size.
     store: str = "sqlite"  # "sqlite" or "postgresql"
     store_url: str | None = None  # the server's URL without its password; None for SQLite
@@ -224,7 +224,7 @@ def find_document(conn: Connection, ref: str, *, index_root: Path, cwd: Path) ->
             candidates.append(typed_path(ref, cwd, index_root))
         except (ValueError, OSError):
             pass
-        # lstrip("./") drops every leading "." and "/", not only one "./" (as before issue 15)
+        # lstrip("./") drops every leading "." and "/", not only one "./"
         candidates.append(ref.lstrip("./") if ref.startswith("./") else ref)
         for candidate in candidates:
             if not _bindable(candidate):  # an undecodable name is never stored
