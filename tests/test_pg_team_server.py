@@ -24,6 +24,7 @@ import pg  # tests/pg.py
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from patience import scaled
 from sample_vault import copy_tracked
 
 pytestmark = pytest.mark.postgres
@@ -95,6 +96,7 @@ def team_server(team_env: dict[str, str], request: pytest.FixtureRequest) -> Ite
     env = team_env | {"TSM_MCP_TOKEN": TOKEN}
     if request.param == "daemon":
         env["TSM_AUTOSTART"] = "1"
+        start_warm_daemon(env)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tsm", "mcp", "--http", "--port", str(port)],
         env=env,
@@ -124,6 +126,22 @@ def team_server(team_env: dict[str, str], request: pytest.FixtureRequest) -> Ite
             subprocess.run(
                 [sys.executable, "-m", "tsm", "stop"], env=env, capture_output=True, timeout=60
             )
+
+
+def start_warm_daemon(env: dict[str, str]) -> None:
+    """Start the daemon and wait until it has loaded its model and vectors: until then its
+    searches answer from keywords, and the answers compared here would differ."""
+    tsm = [sys.executable, "-m", "tsm"]
+    subprocess.run([*tsm, "start"], env=env, capture_output=True, timeout=scaled(120), check=True)
+    deadline = time.monotonic() + scaled(120)
+    while True:
+        status = subprocess.run(
+            [*tsm, "status", "-f", "json"], env=env, capture_output=True, timeout=scaled(60)
+        )
+        if json.loads(status.stdout or b"{}").get("daemon", {}).get("warm"):
+            return
+        assert time.monotonic() < deadline, "the daemon did not load its model and vectors"
+        time.sleep(0.2)
 
 
 def answer(name: str, result: Any) -> Any:
