@@ -10,9 +10,11 @@ from typing import Any
 
 from ..commandline.parser import int_in
 from ..errors import SystemFailure, UserError
+from ..mcp.limits import Limits
 from .runtime import load_settings
 
 DEFAULT_PORT = 8765
+DEFAULT_LIMITS = Limits()
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -57,25 +59,26 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-connections",
         type=int_in(1, 100_000),
-        default=64,
+        default=DEFAULT_LIMITS.max_connections,
         metavar="N",
         help="with --http: connections held at once; one more closes the oldest idle one "
-        "(default 64)",
+        f"(default {DEFAULT_LIMITS.max_connections})",
     )
     p.add_argument(
         "--max-sessions",
         type=int_in(1, 100_000),
-        default=100,
+        default=DEFAULT_LIMITS.max_sessions,
         metavar="N",
         help="with --http: MCP sessions kept; one more ends the least recently used idle "
-        "one (default 100)",
+        f"one (default {DEFAULT_LIMITS.max_sessions})",
     )
     p.add_argument(
         "--request-timeout",
         type=seconds_in(0.1, 3600),
-        default=10.0,
+        default=DEFAULT_LIMITS.request_seconds,
         metavar="SECONDS",
-        help="with --http: a request's headers and body must arrive within this (default 10)",
+        help="with --http: a request's headers and body must arrive within this "
+        f"(default {DEFAULT_LIMITS.request_seconds:g})",
     )
     p.add_argument(
         "--no-warmup",
@@ -145,8 +148,6 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     settings = load_settings()
     if args.http:
-        from ..mcp.http_limits import Limits
-
         return server.run_http(
             settings,
             host=args.host,

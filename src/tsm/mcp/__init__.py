@@ -6,7 +6,8 @@
     server.py      the SDK binding: tool schemas and descriptions, errors, stdio and HTTP
     http_guard.py  Host/Origin checks (DNS rebinding) and the bearer token for HTTP
     http_token.py  that token: TSM_MCP_TOKEN, or one made once and kept in the state dir
-    http_limits.py request deadline, connection and session caps for HTTP (uvicorn, SDK)
+    limits.py      the bounds of HTTP clients (request deadline, connections, sessions)
+    http_limits.py their enforcement in uvicorn and the SDK
 
 Nothing here is imported by the rest of tsm; the SDK loads only when `tsm mcp` runs.
 """

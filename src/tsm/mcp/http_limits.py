@@ -26,6 +26,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .http_guard import ASGIApp, Message, Receive, Scope, Send
+from .limits import Limits
 
 log = logging.getLogger("tsm.mcp")
 SESSION_HEADER = b"mcp-session-id"
@@ -33,17 +34,6 @@ _REFUSED = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
     b"content-length: 29\r\nconnection: close\r\n\r\ntoo many connections, retry\r\n"
 )
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The bounds; the defaults suit one user's clients and a small team's."""
-
-    request_seconds: float = 10.0
-    max_connections: int = 64
-    max_sessions: int = 100
-    # The SDK's own default: a session left alone this long ends (its client re-initializes).
-    session_idle_seconds: float = 30 * 60
 
 
 class ConnectionTable:
