@@ -134,6 +134,14 @@ def index_vault(root: Path, notes: Mapping[str, str]) -> Path:
     return root
 
 
+def indexed_copy(source: Path, root: Path) -> Path:
+    """A copy of the fixture vault `source` at `root`, indexed with the real CLI."""
+    shutil.copytree(source, root)
+    done = tsm_cli("index", "-f", "json", str(root), cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
 def ask_hook(vault: Path, prompt: str) -> HookRun:
     """The prompt hook run on `prompt` as Claude Code sends it, with the installed tsm."""
     assert TSM is not None

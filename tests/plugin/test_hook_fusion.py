@@ -4,12 +4,11 @@ and status is the first result Claude Code is given."""
 
 from __future__ import annotations
 
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from plugin_harness import ask_hook, needs_tsm, trust, tsm_cli
+from plugin_harness import ask_hook, indexed_copy, needs_tsm, trust
 
 pytestmark = needs_tsm
 
@@ -18,11 +17,7 @@ SEED = Path(__file__).resolve().parents[1] / "fixtures" / "seed-example"
 
 @pytest.fixture(scope="module")
 def seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("seed") / "vault"
-    shutil.copytree(SEED, root)
-    done = tsm_cli("index", "-f", "json", str(root), cwd=root)
-    assert done.returncode == 0, done.stderr
-    return root
+    return indexed_copy(SEED, tmp_path_factory.mktemp("seed") / "vault")
 
 
 def test_the_hook_injects_the_guide_first(seed: Path) -> None:

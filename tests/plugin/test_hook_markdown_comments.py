@@ -5,12 +5,19 @@ translation, never a comment, through the real hook script, CLI and embedding mo
 from __future__ import annotations
 
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from plugin_harness import TSM, base_env, claude_input, needs_tsm, run_hook, trust, tsm_cli
+from plugin_harness import (
+    TSM,
+    base_env,
+    claude_input,
+    indexed_copy,
+    needs_tsm,
+    run_hook,
+    trust,
+)
 
 pytestmark = needs_tsm
 
@@ -19,11 +26,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "rust-book-ja"
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("book") / "book-ja"
-    shutil.copytree(FIXTURE, root)
-    done = tsm_cli("index", "-f", "json", str(root), cwd=root)
-    assert done.returncode == 0, done.stderr
-    return root
+    return indexed_copy(FIXTURE, tmp_path_factory.mktemp("book") / "book-ja")
 
 
 def test_injected_text_holds_no_comment(book: Path) -> None:
