@@ -62,7 +62,17 @@ def counted(conn: Connection) -> Iterator[list[str]]:
         raw.cursor_factory = before
 
 
+def another_transaction_ends(knowledge: LocalKnowledge) -> None:
+    """A write elsewhere on the server that touches no note: on PostgreSQL it moves the
+    oldest running transaction that readers' change-log stamps hold, as every other
+    client's writes do on a shared server."""
+    conn = knowledge.conn()
+    if getattr(conn, "raw", None) is not None:
+        conn.execute("SELECT pg_current_xact_id()").fetchone()
+
+
 def statements(knowledge: LocalKnowledge, asked: dict[str, Any], k: int) -> list[str]:
+    another_transaction_ends(knowledge)
     request = SearchRequest(**asked, top_k=k, now=clock())
     with counted(knowledge.conn()) as sent:
         result = knowledge.search(request)

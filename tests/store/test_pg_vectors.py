@@ -124,6 +124,31 @@ def test_patching_survives_writers_committing_out_of_order(pg_url: str) -> None:
             conn.close()
 
 
+def test_other_transactions_ending_leave_a_reader_cached(pg_url: str) -> None:
+    """On a shared server every client's writes move the oldest running transaction that a
+    reader's stamp holds; as long as none of them wrote a vector, the reader keeps its
+    matrix without re-reading the log, and the first vector written is still seen."""
+    writer, reader = pg_connect(pg_url), pg_connect(pg_url)
+    embedder = FakeEmbedder(dim=16)
+    try:
+        add(writer, "a.md", ["alpha bravo", "charlie delta"])
+        embed_pending(writer, embedder)
+        key = "pg-unrelated-writes"
+        first = exact_index(reader, key, embedder.name, 16)
+        for _ in range(3):
+            writer.execute("SELECT pg_current_xact_id()").fetchone()
+            with Transaction(writer):
+                vectors.set_meta(writer, "unrelated", "x")
+            assert exact_index(reader, key, embedder.name, 16) is first
+        add(writer, "b.md", ["echo foxtrot"])
+        embed_pending(writer, embedder)
+        after = exact_index(reader, key, embedder.name, 16)
+        assert after is not first and len(live_rows(after)) == 3
+    finally:
+        for conn in (writer, reader):
+            conn.close()
+
+
 def test_hnsw_path_returns_what_the_exact_path_returns(
     pg: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

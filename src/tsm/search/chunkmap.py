@@ -40,7 +40,7 @@ def chunk_documents(conn: Connection, db_key: str) -> ChunkDocuments:
     """The cached map for this DB, brought up to date with the change log."""
     with _lock:
         cached = _cache.get(db_key)
-        if cached is not None and cached.stamp == vectors.change_seq(conn):
+        if cached is not None and vectors.unchanged_since(conn, cached.stamp):
             return cached
         with read_snapshot(conn):  # the log and the chunks it names
             changes = vectors.changes_since(conn, cached.stamp) if cached is not None else None

@@ -275,10 +275,10 @@ def load_index(
         if isinstance(cached, AnnIndex):
             if time.monotonic() - cached.checked < ANN_REFRESH_SECONDS:
                 return cached
-            if cached.stamp == vectors.change_seq(conn):
+            if vectors.unchanged_since(conn, cached.stamp):
                 _cache[key] = replace(cached, checked=time.monotonic())
                 return _cache[key]
-        elif cached is not None and cached.stamp == vectors.change_seq(conn):
+        elif cached is not None and vectors.unchanged_since(conn, cached.stamp):
             return cached
         with read_snapshot(conn):  # the log and the rows it points at
             index: VectorIndex | AnnIndex | None = None

@@ -260,6 +260,28 @@ _PG_STAMP = """WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin
     FROM s"""
 
 
+def unchanged_since(conn: Connection, stamp: Stamp) -> bool:
+    """Whether the change log has no entry a reader at `stamp` lacks, in one statement. On
+    PostgreSQL the stamp's oldest running transaction moves whenever any transaction on the
+    server ends, so comparing stamps would reload on every search of a busy server; instead
+    the entries from that transaction on are counted again: only new ones raise the count,
+    and only pruning (which is checked) removes any."""
+    if not is_postgres(conn):
+        return stamp == change_seq(conn)
+    if not isinstance(stamp, tuple) or len(stamp) != 3:
+        return False
+    xmin, since, latest = stamp
+    now_since, now_latest, pruned = conn.execute(_PG_SINCE, (str(xmin),)).fetchone()
+    if pruned is not None and int(pruned) >= xmin:
+        return False
+    return (int(now_since), int(now_latest)) == (since, latest)
+
+
+_PG_SINCE = """SELECT (SELECT COUNT(*) FROM vector_changes WHERE xid >= ?::text::xid8),
+           (SELECT COALESCE(MAX(seq), 0) FROM vector_changes),
+           (SELECT value FROM meta WHERE key = 'vector_changes_pruned_xid')"""
+
+
 def changes_since(conn: Connection, seq: Stamp) -> tuple[list[int], Stamp] | None:
     """(chunk ids whose vector may have changed after stamp `seq`, the current stamp), or
     None when the log no longer reaches back to `seq` (pruned). Call inside a read
