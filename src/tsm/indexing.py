@@ -910,8 +910,16 @@ def embed_pending(
     """
     if role is None:
         return _embed_pending(conn, embedder, batch_size, report, progress, limit)
+    with embedding_role(role, wait=False) as held:
+        if held:
+            return _embed_pending(conn, embedder, batch_size, report, progress, limit)
+    if progress:  # the wait may be long: say why nothing moves
+        progress(0, 0, WAITING_FOR_EMBEDDER)
     with embedding_role(role):
         return _embed_pending(conn, embedder, batch_size, report, progress, limit)
+
+
+WAITING_FOR_EMBEDDER = "waiting for another process (a daemon) that is embedding this index"
 
 
 EMBEDDED_TEXTS = "embedded_texts"  # meta: texts embedded into this index, ever

@@ -42,6 +42,9 @@ def progress_bar(args: argparse.Namespace) -> Any:
     bars: dict[str, Any] = {}
 
     def update(done: int, total: int, label: str) -> None:
+        if total == 0:  # a wait of unknown length: a line, not a bar
+            print(f"tsm: {label}", file=sys.stderr)
+            return
         key = "embedding" if label == "embedding" else "files"
         bar = bars.get(key)
         if bar is None:
