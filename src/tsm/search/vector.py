@@ -211,7 +211,7 @@ class AnnIndex:
     ) -> VectorMatches:
         import numpy as np
 
-        from ..store import pg_vectors
+        from ..store.postgres import vectors as pg_vectors
 
         query = query.astype(np.float32)
         ids = None if allowed is None else allowed.tolist()
@@ -303,7 +303,7 @@ def _dim(index: VectorIndex | AnnIndex) -> int | None:
 
 def _ann(conn: Connection, model: str, dim: int, floor: float) -> AnnIndex | None:
     """The HNSW path's handle when (model, dim) has its index and at least `floor` vectors."""
-    from ..store import pg_vectors
+    from ..store.postgres import vectors as pg_vectors
 
     if not pg_vectors.has_hnsw(conn, model, dim):
         return None  # vectors stored before the index existed: the exact path serves them

@@ -451,7 +451,7 @@ def index_health(conn: Connection) -> IndexHealth:
     )
     if not postgres:
         return health
-    from . import pg_vectors
+    from .postgres import vectors as pg_vectors
 
     indexes = conn.execute(
         """SELECT ic.relname, i.indisvalid AND i.indisready FROM pg_index i

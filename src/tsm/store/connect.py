@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .. import statedir
 from ..errors import IndexCorrupt, StorageFailure, UserError
-from . import failures, migrations, provenance
+from . import failures, migrations
+from .sqlite import provenance
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .postgres import PgConnection
+    from .postgres.connection import PgConnection
 
 _log = logging.getLogger(__name__)
 
@@ -43,7 +44,8 @@ def open_store(settings: Settings, *, create: bool = False) -> Connection:
     url = settings.store_url
     if not url:
         return open_db(settings.db_path, create=create)
-    from . import postgres, scope
+    from . import scope
+    from .postgres import connection as postgres
 
     conn = postgres.connect(url)
     try:

@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import IndexCorrupt, StorageFailure, TsmError
-from .postgres import is_server_error
+from .postgres.connection import is_server_error
 
 REBUILD_HINT = (
     "run `tsm rebuild --apply`: it rebuilds the index from your files beside the "

@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from . import pg_keywords
 from .connect import Connection, is_postgres
+from .postgres import keywords as pg_keywords
 
 
 class KeywordMatch(NamedTuple):

@@ -369,7 +369,7 @@ def m004_pgvector(conn: Connection) -> None:
         return
     import numpy as np
 
-    from .pg_vectors import PgVector, _adapt
+    from .postgres.vectors import PgVector, _adapt
 
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     conn.execute("ALTER TABLE embeddings ADD COLUMN pgvector vector")

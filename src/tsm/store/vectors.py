@@ -140,7 +140,7 @@ def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]])
     if is_postgres(conn):
         from collections import Counter
 
-        from .pg_vectors import PgVector, ensure_hnsw
+        from .postgres.vectors import PgVector, ensure_hnsw
 
         rows: list[tuple[str, str, int, object]] = [
             (model, h, int(v.shape[0]), PgVector(v)) for h, v in items
@@ -169,7 +169,7 @@ def drop_orphans(conn: Connection) -> int:
         "DELETE FROM embeddings WHERE embed_hash NOT IN (SELECT embed_hash FROM chunks)"
     )
     if is_postgres(conn) and cur.rowcount:
-        from .pg_vectors import drop_unused_hnsw
+        from .postgres.vectors import drop_unused_hnsw
 
         drop_unused_hnsw(conn)  # a dimension the model no longer has
     return cur.rowcount
@@ -182,7 +182,7 @@ def drop_model(conn: Connection, model: str | None = None) -> None:
     else:
         conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
     if is_postgres(conn):
-        from .pg_vectors import drop_unused_hnsw
+        from .postgres.vectors import drop_unused_hnsw
 
         drop_unused_hnsw(conn)
 
@@ -208,7 +208,7 @@ def load_matrix(
     import numpy as np
 
     if is_postgres(conn):
-        from .pg_vectors import load_rows
+        from .postgres.vectors import load_rows
 
         return load_rows(conn, model, chunk_ids, dim)
     where, extra = (" AND e.dim = ?", (dim,)) if dim is not None else ("", ())

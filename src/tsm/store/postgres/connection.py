@@ -16,14 +16,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
-from ..config import check_store_url
-from ..config import redacted_url as redacted
-from ..errors import ConfigError, StorageFailure
+from ...config import check_store_url
+from ...config import redacted_url as redacted
+from ...errors import ConfigError, StorageFailure
 
 if TYPE_CHECKING:
     import psycopg
 
-    from .scope import Scope
+    from ..scope import Scope
 
 SETTING = "store.url (or TSM_STORE_URL)"
 

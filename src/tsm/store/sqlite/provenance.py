@@ -21,9 +21,9 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import locate, statedir
-from ..errors import StorageFailure
-from . import migrations
+from ... import locate, statedir
+from ...errors import StorageFailure
+from .. import migrations
 
 KEY_FILE = "index-key"
 _KEY_BYTES = 32

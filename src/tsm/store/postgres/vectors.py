@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-    from .connect import Connection
+    from ..connect import Connection
 
 # HNSW build parameters: pgvector's defaults (m = 16, ef_construction = 64) measured at
 # 10k-1M rows in bench/results/pg_vectors.md.

@@ -1,0 +1,1 @@
+"""The index in an SQLite file (the local store)."""
