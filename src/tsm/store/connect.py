@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .. import statedir
 from ..errors import IndexCorrupt, StorageFailure, UserError
-from . import failures, migrations
+from . import failures, migrations, sqlite
 from .sqlite import provenance
 
 if TYPE_CHECKING:
     from ..config import Settings
     from .postgres.connection import PgConnection
+    from .protocol import Store
 
 _log = logging.getLogger(__name__)
 
@@ -33,9 +34,19 @@ def is_postgres(conn: Any) -> bool:
     return getattr(conn, "dialect", "sqlite") == "postgres"
 
 
-def engine_name(conn: Any) -> str:
+def store_of(conn: Connection) -> Store:
+    """The implementation of the engine `conn` is open on (store/protocol.py): open_store
+    chose the engine; a server's connection is PostgreSQL's, any other an SQLite file's."""
+    if isinstance(conn, sqlite3.Connection):
+        return sqlite.STORE
+    from . import postgres
+
+    return postgres.STORE
+
+
+def engine_name(conn: Connection) -> str:
     """The store's engine as an export file records it: "postgresql" or "sqlite"."""
-    return "postgresql" if is_postgres(conn) else "sqlite"
+    return store_of(conn).name
 
 
 def open_store(settings: Settings, *, create: bool = False) -> Connection:

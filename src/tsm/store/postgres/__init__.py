@@ -1,2 +1,8 @@
-"""The index on a PostgreSQL server (the team store): the connection, the keyword index and
-pgvector's vectors."""
+"""The index on a PostgreSQL server (the team store): the Store protocol's PostgreSQL side
+(store/protocol.py), one module per group, and the connection that speaks the store's SQL
+(connection.py)."""
+
+from ..protocol import Store
+from . import keywords
+
+STORE = Store(name="postgresql", keywords=keywords)

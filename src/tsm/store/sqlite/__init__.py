@@ -1,1 +1,7 @@
-"""The index in an SQLite file (the local store)."""
+"""The index in an SQLite file (the local store): the Store protocol's SQLite side
+(store/protocol.py), one module per group."""
+
+from ..protocol import Store
+from . import keywords
+
+STORE = Store(name="sqlite", keywords=keywords)

@@ -1,0 +1,80 @@
+"""The Store protocol: what each engine must implement where SQLite's and PostgreSQL's SQL
+differ, grouped by what the store's callers need. An engine (store/sqlite/,
+store/postgres/) gives one module per group, under the same name in both packages, and
+names them in its `STORE`; connect.store_of finds a connection's. What both engines share
+(the dialect-neutral SQL, the named rows) stays in the store modules that callers import,
+which ask the engine only for the rest: no store module tests which engine it holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .connect import Connection
+
+KeywordRow = tuple[int, str, str, str, str]
+"""A chunk's keyword row: (chunk id, title, section, body, tags), each pre-tokenized text."""
+
+RankedChunk = tuple[int, int, float]
+"""(chunk id, document id, rank): FTS5's bm25() rank, negative, lower is better
+(store.keywords names it KeywordMatch)."""
+
+
+class KeywordIndex(Protocol):
+    """The keyword index: its rows and FTS5's matches and ranking over them (store/keywords.py
+    documents each operation). `expression` is an FTS5 MATCH expression
+    (search.fts.match_expression); `where` and `params` a filter over `c` (chunks) and `d`
+    (documents) from store.filters; `weights` bm25()'s for (title, section, body, tags)."""
+
+    def insert(self, conn: Connection, rows: Sequence[KeywordRow]) -> None: ...
+
+    def delete_document(self, conn: Connection, doc_id: int) -> None: ...
+
+    def best_chunk_per_document(
+        self,
+        conn: Connection,
+        expression: str,
+        weights: Sequence[float],
+        where: str,
+        params: Sequence[object],
+        limit: int,
+    ) -> Iterable[RankedChunk]: ...
+
+    def best_chunks(
+        self, conn: Connection, expression: str, weights: Sequence[float], limit: int
+    ) -> Iterable[RankedChunk]: ...
+
+    def matching_chunk_ids(self, conn: Connection, expression: str) -> Iterator[int]: ...
+
+    def document_frequency(self, conn: Connection, expression: str) -> int: ...
+
+    def document_frequencies(self, conn: Connection, expressions: Sequence[str]) -> list[int]: ...
+
+    def matching_among(
+        self, conn: Connection, expression: str, chunk_ids: Sequence[int]
+    ) -> Iterator[int]: ...
+
+    def count_matching_documents(
+        self, conn: Connection, expression: str, where: str, params: Sequence[object]
+    ) -> int: ...
+
+    def term_matches(
+        self,
+        conn: Connection,
+        expressions: Sequence[str],
+        chunk_ids: Sequence[int],
+        *,
+        frequencies: bool,
+    ) -> tuple[int | None, list[int] | None, list[set[int]]]: ...
+
+    def chunk_condition(self, expression: str) -> tuple[str, list[object]] | None: ...
+
+
+@dataclass(frozen=True)
+class Store:
+    """One engine's implementation of the protocol: a module per group."""
+
+    name: str  # as `tsm status` and an export file name it: "sqlite" or "postgresql"
+    keywords: KeywordIndex
