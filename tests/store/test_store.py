@@ -26,6 +26,7 @@ from tsm.store.documents import (
     touch,
     write_document,
 )
+from tsm.store.sqlite import vectors as sqlite_vectors
 
 
 @pytest.fixture
@@ -418,7 +419,7 @@ def test_changed_rows_are_looked_up_by_chunk_id(db: sqlite3.Connection) -> None:
     plan = [
         row[3]
         for row in db.execute(
-            "EXPLAIN QUERY PLAN " + vectors._changed_rows_sql(len(ids)), (embedder.name, *ids)
+            "EXPLAIN QUERY PLAN " + sqlite_vectors.changed_rows_sql(len(ids)), (embedder.name, *ids)
         )
     ]
     assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan

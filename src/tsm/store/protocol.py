@@ -7,12 +7,16 @@ which ask the engine only for the rest: no store module tests which engine it ho
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .connect import Connection
+
+IN_LIST_IDS = 500  # ids per `IN (...)` list, a bound variable each
 
 KeywordRow = tuple[int, str, str, str, str]
 """A chunk's keyword row: (chunk id, title, section, body, tags), each pre-tokenized text."""
@@ -72,9 +76,52 @@ class KeywordIndex(Protocol):
     def chunk_condition(self, expression: str) -> tuple[str, list[object]] | None: ...
 
 
+VectorRow = tuple[str, str, int, object]
+"""A row of `embeddings` to insert: (model, hash of the text, dimension, the vector in the
+engine's own type: float32 bytes on SQLite, pgvector's `vector` on PostgreSQL)."""
+
+
+class VectorRows(Protocol):
+    """How an engine stores vectors and reads them back as a matrix (store/vectors.py)."""
+
+    # Whether the engine answers a nearest-vector query from an index of its own (pgvector's
+    # HNSW) rather than from a matrix the searcher holds in memory.
+    nearest_index: bool
+
+    def storable_rows(
+        self, conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]
+    ) -> list[VectorRow]: ...
+
+    def after_delete(self, conn: Connection) -> None: ...
+
+    def load_rows(
+        self, conn: Connection, model: str, chunk_ids: Sequence[int] | None, dim: int | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+Stamp = Hashable
+"""How far a reader has read the vector change log: an engine's own value; equal stamps
+mean nothing changed."""
+
+
+class ChangeLog(Protocol):
+    """The vector change log (migration m003) that lets a searcher refresh its matrix
+    instead of loading it again (store/vectors.py documents each operation)."""
+
+    def change_seq(self, conn: Connection) -> Stamp: ...
+
+    def unchanged_since(self, conn: Connection, stamp: Stamp) -> bool: ...
+
+    def changes_since(self, conn: Connection, seq: Stamp) -> tuple[list[int], Stamp] | None: ...
+
+    def prune_changes(self, conn: Connection, keep: int) -> int: ...
+
+
 @dataclass(frozen=True)
 class Store:
     """One engine's implementation of the protocol: a module per group."""
 
     name: str  # as `tsm status` and an export file name it: "sqlite" or "postgresql"
     keywords: KeywordIndex
+    vectors: VectorRows
+    changes: ChangeLog

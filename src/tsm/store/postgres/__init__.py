@@ -3,6 +3,6 @@
 (connection.py)."""
 
 from ..protocol import Store
-from . import keywords
+from . import changes, keywords, vectors
 
-STORE = Store(name="postgresql", keywords=keywords)
+STORE = Store(name="postgresql", keywords=keywords, vectors=vectors, changes=changes)

@@ -20,13 +20,15 @@ from __future__ import annotations
 import hashlib
 import struct
 import weakref
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..connect import Connection
+    from ..protocol import VectorRow
 
 # HNSW build parameters: pgvector's defaults (m = 16, ef_construction = 64) measured at
 # 10k-1M rows in bench/results/pg_vectors.md.
@@ -142,6 +144,25 @@ def drop_unused_hnsw(conn: Connection) -> int:
             conn.execute(f'DROP INDEX IF EXISTS "{name}"')
             dropped += 1
     return dropped
+
+
+nearest_index = True  # the HNSW index of each (model, dimension): search/vector.py's AnnIndex
+
+
+def storable_rows(
+    conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]
+) -> list[VectorRow]:
+    """Each vector as pgvector's `vector`, after making sure each (model, dimension) the
+    rows take to HNSW_MIN_ROWS has its HNSW index (ensure_hnsw)."""
+    rows: list[VectorRow] = [(model, h, int(v.shape[0]), PgVector(v)) for h, v in items]
+    for dim, adding in sorted(Counter(row[2] for row in rows).items()):
+        ensure_hnsw(conn, model, dim, adding)
+    return rows
+
+
+def after_delete(conn: Connection) -> None:
+    """Vectors were deleted: drop the HNSW indexes of dimensions the model no longer has."""
+    drop_unused_hnsw(conn)
 
 
 def _matrix(raw_rows: Sequence[bytes], dim: int | None) -> np.ndarray:

@@ -2,6 +2,6 @@
 (store/protocol.py), one module per group."""
 
 from ..protocol import Store
-from . import keywords
+from . import changes, keywords, vectors
 
-STORE = Store(name="sqlite", keywords=keywords)
+STORE = Store(name="sqlite", keywords=keywords, vectors=vectors, changes=changes)
