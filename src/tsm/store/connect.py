@@ -203,7 +203,7 @@ def read_snapshot(conn: Connection) -> Iterator[Connection]:
     its default, READ COMMITTED, gives each statement a snapshot of its own."""
     own = not conn.in_transaction
     if own:
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if is_postgres(conn) else "BEGIN")
+        conn.execute(store_of(conn).dialect.begin_snapshot)
     try:
         yield conn
     finally:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..config import Settings
     from .connect import Connection
 
 IN_LIST_IDS = 500  # ids per `IN (...)` list, a bound variable each
@@ -94,6 +95,8 @@ class VectorRows(Protocol):
 
     def after_delete(self, conn: Connection) -> None: ...
 
+    def exported_column(self, conn: Connection) -> str: ...
+
     def load_rows(
         self, conn: Connection, model: str, chunk_ids: Sequence[int] | None, dim: int | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
@@ -117,6 +120,56 @@ class ChangeLog(Protocol):
     def prune_changes(self, conn: Connection, keep: int) -> int: ...
 
 
+ChunkValues = tuple[int, int, str, int | None, int | None, str | None, str, str]
+"""A chunk row to insert: (document id, chunk index, section, page, line, date, text, hash
+of the text to embed)."""
+
+
+class DocumentWrites(Protocol):
+    """What a document's writer needs of the engine beyond the shared SQL
+    (store/documents.py): the locks that keep concurrent writers of one store apart, and the
+    statements whose best form differs."""
+
+    def lock_paths(self, conn: Connection, paths: Sequence[str]) -> None: ...
+
+    def exclude_writers(self, conn: Connection) -> None: ...
+
+    def lock_twin(self, conn: Connection, path: str) -> bool: ...
+
+    def remove_path(self, conn: Connection, path: str) -> None: ...
+
+    def insert_chunks(self, conn: Connection, values: Sequence[ChunkValues]) -> list[int]: ...
+
+
+class Dialect(Protocol):
+    """SQL fragments that the engines write differently, spliced into shared statements."""
+
+    begin_snapshot: str  # a read transaction whose statements share one snapshot
+    tags_of_chunk: str  # a chunk `c`'s document's tags, sorted, joined by chr(31)
+    has_kana: tuple[str, str]  # a passage `c.text` holds kana: the clause and its parameter
+
+
+ServerInfo = tuple[str | None, str | None, str | None, int]
+"""(the server's URL without its password, its version, pgvector's version, bytes): no
+server for SQLite, whose size is the file's and its write-ahead log's."""
+
+IndexReport = tuple[int, tuple[str, ...], tuple[str, ...]]
+"""(indexes of the store's tables, those not valid, "model (dim)" due an HNSW index and
+without one): what `tsm doctor` checks of a server's indexes."""
+
+
+class Catalog(Protocol):
+    """What `tsm status` and `tsm doctor` read of the store itself (store/catalog.py)."""
+
+    keyword_table: tuple[str, str]  # the keyword rows' table and its chunk id column
+
+    def server_info(self, conn: Connection, settings: Settings) -> ServerInfo: ...
+
+    def quick_check(self, conn: Connection) -> tuple[str, ...]: ...
+
+    def index_report(self, conn: Connection) -> IndexReport: ...
+
+
 @dataclass(frozen=True)
 class Store:
     """One engine's implementation of the protocol: a module per group."""
@@ -125,3 +178,6 @@ class Store:
     keywords: KeywordIndex
     vectors: VectorRows
     changes: ChangeLog
+    documents: DocumentWrites
+    dialect: Dialect
+    catalog: Catalog

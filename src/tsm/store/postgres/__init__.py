@@ -3,6 +3,14 @@
 (connection.py)."""
 
 from ..protocol import Store
-from . import changes, keywords, vectors
+from . import catalog, changes, dialect, documents, keywords, vectors
 
-STORE = Store(name="postgresql", keywords=keywords, vectors=vectors, changes=changes)
+STORE = Store(
+    name="postgresql",
+    keywords=keywords,
+    vectors=vectors,
+    changes=changes,
+    documents=documents,
+    dialect=dialect,
+    catalog=catalog,
+)

@@ -165,6 +165,16 @@ def after_delete(conn: Connection) -> None:
     drop_unused_hnsw(conn)
 
 
+def exported_column(conn: Connection) -> str:
+    """What `tsm export` reads of `embeddings`: a pgvector column as real[] (float4: exactly
+    the float32 that was stored); a BYTEA one (no pgvector) as stored."""
+    row = conn.execute(
+        """SELECT t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+           WHERE a.attrelid = to_regclass('embeddings') AND a.attname = 'vector'"""
+    ).fetchone()
+    return "vector::real[]" if row and str(row[0]) != "bytea" else "vector"
+
+
 def _matrix(raw_rows: Sequence[bytes], dim: int | None) -> np.ndarray:
     import numpy as np
 

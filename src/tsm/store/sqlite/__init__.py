@@ -2,6 +2,14 @@
 (store/protocol.py), one module per group."""
 
 from ..protocol import Store
-from . import changes, keywords, vectors
+from . import catalog, changes, dialect, documents, keywords, vectors
 
-STORE = Store(name="sqlite", keywords=keywords, vectors=vectors, changes=changes)
+STORE = Store(
+    name="sqlite",
+    keywords=keywords,
+    vectors=vectors,
+    changes=changes,
+    documents=documents,
+    dialect=dialect,
+    catalog=catalog,
+)

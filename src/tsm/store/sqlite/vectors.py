@@ -27,6 +27,11 @@ def after_delete(conn: Connection) -> None:
     """Nothing to do: no index hangs from a model's vectors."""
 
 
+def exported_column(conn: Connection) -> str:
+    """What `tsm export` reads of `embeddings`: the float32 bytes as stored."""
+    return "vector"
+
+
 _MATRIX_ROWS = """SELECT c.id, c.document_id, e.vector FROM chunks c
                   {join} embeddings e ON e.model = ? AND e.embed_hash = c.embed_hash"""
 
