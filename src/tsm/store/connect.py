@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from .. import statedir
 from ..errors import IndexCorrupt, StorageFailure, UserError
@@ -25,13 +25,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 Connection: TypeAlias = "sqlite3.Connection | PgConnection"
-"""What every store function takes: an SQLite file, or a PostgreSQL server (store/postgres.py)."""
-
-
-def is_postgres(conn: Any) -> bool:
-    """Whether `conn` is a PostgreSQL store: where the two engines' SQL differs, the store
-    modules branch on this."""
-    return getattr(conn, "dialect", "sqlite") == "postgres"
+"""What every store function takes: an SQLite file, or a PostgreSQL server (store/postgres/)."""
 
 
 def store_of(conn: Connection) -> Store:

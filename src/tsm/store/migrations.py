@@ -99,7 +99,7 @@ def m001_documents_chunks_fts(conn: Connection) -> None:
 
 # Text compares byte by byte on both engines (COLLATE "C" here, SQLite's BINARY there): tag
 # prefixes (`tag >= ? AND tag < ?`) and every ORDER BY must not depend on the server's locale.
-# The keyword index of store/pg_keywords.py as first written (m007 rebuilds it).
+# The keyword index of store/postgres/keywords.py as first written (m007 rebuilds it).
 PG_001_KEYWORDS = """
     CREATE TABLE chunk_keywords (
         chunk_id BIGINT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
@@ -351,7 +351,7 @@ PG_003 = """
 @migration
 def m004_pgvector(conn: Connection) -> None:
     """On PostgreSQL, vectors move into pgvector's `vector` type (no fixed dimension: a
-    model may change its dimension under the same name); store/pg_vectors.py gives each
+    model may change its dimension under the same name); store/postgres/vectors.py gives each
     (model, dimension) its HNSW index when its first vector is stored. On both engines a
     vector replaced in place (`ON CONFLICT ... DO UPDATE`: the model re-embedded a text,
     e.g. with another dimension) is logged too: the change log's insert trigger does not
@@ -451,7 +451,7 @@ def m006_team_scope(conn: Connection) -> None:
 
 @migration
 def m007_keyword_index_read_from_the_index(conn: Connection) -> None:
-    """On PostgreSQL the keyword index is read by index-only scans (store/pg_keywords.py):
+    """On PostgreSQL the keyword index is read by index-only scans (store/postgres/keywords.py):
     the postings' primary key carries each posting's counts and token count (INCLUDE), so a
     term's postings are one range of the btree instead of a heap page each, and the lexeme
     compares bytewise (COLLATE "C"). A chunk's keyword row keeps its terms in order as text
@@ -571,7 +571,7 @@ def apply(conn: Connection, on_create: Migration | None = None) -> int:
 
 def _apply(conn: Connection, version: int, on_create: Migration | None = None) -> int:
     """`on_create` runs in the first migration's transaction: whoever sees the new schema
-    sees what it writes (the SQLite index's seal, store/provenance.py)."""
+    sees what it writes (the SQLite index's seal, store/sqlite/provenance.py)."""
     for number, step in enumerate(MIGRATIONS, start=1):
         if number <= version:
             continue

@@ -85,10 +85,6 @@ engine's own type: float32 bytes on SQLite, pgvector's `vector` on PostgreSQL)."
 class VectorRows(Protocol):
     """How an engine stores vectors and reads them back as a matrix (store/vectors.py)."""
 
-    # Whether the engine answers a nearest-vector query from an index of its own (pgvector's
-    # HNSW) rather than from a matrix the searcher holds in memory.
-    nearest_index: bool
-
     def storable_rows(
         self, conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]
     ) -> list[VectorRow]: ...
@@ -100,6 +96,47 @@ class VectorRows(Protocol):
     def load_rows(
         self, conn: Connection, model: str, chunk_ids: Sequence[int] | None, dim: int | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+class NearestIndex(Protocol):
+    """An index of the engine's own that answers nearest-vector queries (pgvector's HNSW per
+    (model, dimension)), which a searcher asks instead of holding the matrix in memory
+    (search/vector.py's AnnIndex). An engine without one leaves Store.nearest None."""
+
+    def has_hnsw(self, conn: Connection, model: str, dim: int) -> bool: ...
+
+    def model_vectors(self, conn: Connection, model: str, dim: int) -> int: ...
+
+    def summary(
+        self, conn: Connection, model: str, dim: int
+    ) -> tuple[int, int, np.ndarray | None]: ...
+
+    def nearest(
+        self,
+        conn: Connection,
+        model: str,
+        query: np.ndarray,
+        limit: int,
+        ef_search: int,
+        allowed: Sequence[int] | None = None,
+    ) -> list[RankedChunk]: ...
+
+    def mean_vector(
+        self, conn: Connection, model: str, dim: int, chunk_ids: Sequence[int] | None = None
+    ) -> np.ndarray | None: ...
+
+    def document_best(
+        self,
+        conn: Connection,
+        model: str,
+        query: np.ndarray,
+        doc_id: int,
+        allowed: Sequence[int] | None,
+    ) -> float | None: ...
+
+    def lacking(
+        self, conn: Connection, model: str, dim: int, chunk_ids: Sequence[int]
+    ) -> set[int]: ...
 
 
 Stamp = Hashable
@@ -177,6 +214,7 @@ class Store:
     name: str  # as `tsm status` and an export file name it: "sqlite" or "postgresql"
     keywords: KeywordIndex
     vectors: VectorRows
+    nearest: NearestIndex | None
     changes: ChangeLog
     documents: DocumentWrites
     dialect: Dialect

@@ -13,7 +13,7 @@ from .connect import Connection, store_of
 from .meta import add_to_meta as add_to_meta
 from .meta import get_meta as get_meta
 from .meta import set_meta as set_meta
-from .protocol import IN_LIST_IDS
+from .protocol import IN_LIST_IDS, NearestIndex
 from .protocol import Stamp as Stamp
 
 if TYPE_CHECKING:
@@ -33,7 +33,15 @@ class PendingChunk:
 def has_nearest_index(conn: Connection) -> bool:
     """Whether the store can answer a nearest-vector query from an index of its own
     (pgvector's HNSW, store/postgres/vectors.py) rather than a matrix held in memory."""
-    return store_of(conn).vectors.nearest_index
+    return store_of(conn).nearest is not None
+
+
+def nearest_index(conn: Connection) -> NearestIndex:
+    """The store's own nearest-vector index (has_nearest_index says whether it has one)."""
+    found = store_of(conn).nearest
+    if found is None:
+        raise TypeError(f"the {store_of(conn).name} store has no nearest-vector index")
+    return found
 
 
 def pending(conn: Connection, model: str, limit: int | None = None) -> list[PendingChunk]:

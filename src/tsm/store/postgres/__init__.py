@@ -9,6 +9,7 @@ STORE = Store(
     name="postgresql",
     keywords=keywords,
     vectors=vectors,
+    nearest=vectors,
     changes=changes,
     documents=documents,
     dialect=dialect,

@@ -2,8 +2,8 @@
 
 The store modules write one SQL text for both engines wherever the two agree (`?`
 placeholders, `RETURNING`, `ON CONFLICT`); `PgConnection` turns it into psycopg's form and
-offers the few members of `sqlite3.Connection` they use. What differs (the schema, the
-keyword index, vector storage, locks) branches on `store.connect.is_postgres`.
+offers the few members of `sqlite3.Connection` they use. What differs (the keyword index,
+vector storage, locks) is this package's side of the Store protocol (store/protocol.py).
 
 psycopg is imported here only, when a `[store] url` is set: the SQLite path never loads it.
 """

@@ -13,7 +13,7 @@ Vectors travel in pgvector's binary form both ways (a 4-byte header, then big-en
 float4): a 100k-row matrix loads as fast as from BYTEA (bench/results/pg_vectors.md), so
 the table keeps one copy of each vector, which both the exact and the HNSW path read.
 
-psycopg is imported only by the PostgreSQL store (store/postgres.py)."""
+psycopg is imported only by the PostgreSQL store (store/postgres/connection.py)."""
 
 from __future__ import annotations
 
@@ -144,9 +144,6 @@ def drop_unused_hnsw(conn: Connection) -> int:
             conn.execute(f'DROP INDEX IF EXISTS "{name}"')
             dropped += 1
     return dropped
-
-
-nearest_index = True  # the HNSW index of each (model, dimension): search/vector.py's AnnIndex
 
 
 def storable_rows(

@@ -8,6 +8,7 @@ STORE = Store(
     name="sqlite",
     keywords=keywords,
     vectors=vectors,
+    nearest=None,
     changes=changes,
     documents=documents,
     dialect=dialect,

@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from ..connect import Connection
     from ..protocol import VectorRow
 
-nearest_index = False
-
 
 def storable_rows(
     conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]
