@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DocumentNotFound
 from ..workspace import typed_path
 from . import chunks, migrations, scope, vectors
-from .connect import Connection, store_of
+from .connect import Connection
+from .engine import store_of
 from .names import stored_aliases
 
 if TYPE_CHECKING:

@@ -14,28 +14,18 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from .. import statedir
 from ..errors import IndexCorrupt, StorageFailure, UserError
-from . import failures, migrations, sqlite
+from . import failures, migrations
+from .engine import store_of
 from .sqlite import provenance
 
 if TYPE_CHECKING:
     from ..config import Settings
     from .postgres.connection import PgConnection
-    from .protocol import Store
 
 _log = logging.getLogger(__name__)
 
 Connection: TypeAlias = "sqlite3.Connection | PgConnection"
 """What every store function takes: an SQLite file, or a PostgreSQL server (store/postgres/)."""
-
-
-def store_of(conn: Connection) -> Store:
-    """The implementation of the engine `conn` is open on (store/protocol.py): open_store
-    chose the engine; a server's connection is PostgreSQL's, any other an SQLite file's."""
-    if isinstance(conn, sqlite3.Connection):
-        return sqlite.STORE
-    from . import postgres
-
-    return postgres.STORE
 
 
 def engine_name(conn: Connection) -> str:

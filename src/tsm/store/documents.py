@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from ..models import Chunk, Document
 from . import keywords, scope
-from .connect import Connection, store_of
+from .connect import Connection
+from .engine import store_of
 from .names import document_names, link_key, stored_aliases
 
 

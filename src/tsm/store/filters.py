@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from . import scope
-from .connect import Connection, store_of
+from .connect import Connection
+from .engine import store_of
 from .protocol import Dialect
 from .sqlite import dialect as sqlite_dialect
 

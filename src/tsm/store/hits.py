@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import scope
-from .connect import Connection, store_of
+from .connect import Connection
+from .engine import store_of
 
 # Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
 _BATCH = 500

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from .connect import Connection, store_of
+from .connect import Connection
+from .engine import store_of
 from .protocol import KeywordRow
 
 

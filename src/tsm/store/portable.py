@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import documents, keywords, scope
-from .connect import Connection, store_of
+from .connect import Connection
+from .engine import store_of
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,13 +1,14 @@
 """The Store protocol: what each engine must implement where SQLite's and PostgreSQL's SQL
 differ, grouped by what the store's callers need. An engine (store/sqlite/,
 store/postgres/) gives one module per group, under the same name in both packages, and
-names them in its `STORE`; connect.store_of finds a connection's. What both engines share
+names them in its `STORE`; engine.store_of finds a connection's. What both engines share
 (the dialect-neutral SQL, the named rows) stays in the store modules that callers import,
 which ask the engine only for the rest: no store module tests which engine it holds."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -207,6 +208,35 @@ class Catalog(Protocol):
     def index_report(self, conn: Connection) -> IndexReport: ...
 
 
+class Schema(Protocol):
+    """The schema in the engine's words: a function per step of store/migrations.py (which
+    says what each changes), and how the engine runs, numbers and serialises them."""
+
+    def m001_documents_chunks_fts(self, conn: Connection) -> None: ...
+
+    def m002_link_name_keys(self, conn: Connection) -> None: ...
+
+    def m003_vector_change_log(self, conn: Connection) -> None: ...
+
+    def m004_pgvector(self, conn: Connection) -> None: ...
+
+    def m005_postings_follow_keyword_rows(self, conn: Connection) -> None: ...
+
+    def m006_team_scope(self, conn: Connection) -> None: ...
+
+    def m007_keyword_index_read_from_the_index(self, conn: Connection) -> None: ...
+
+    def run_script(self, conn: Connection, script: str) -> None: ...
+
+    def schema_version(self, conn: Connection) -> int: ...
+
+    def migrating(self, conn: Connection) -> AbstractContextManager[None]: ...
+
+    def lock_step(self, conn: Connection) -> None: ...
+
+    def record_version(self, conn: Connection, number: int) -> None: ...
+
+
 @dataclass(frozen=True)
 class Store:
     """One engine's implementation of the protocol: a module per group."""
@@ -219,3 +249,4 @@ class Store:
     documents: DocumentWrites
     dialect: Dialect
     catalog: Catalog
+    schema: Schema

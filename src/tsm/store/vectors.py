@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import chunks, documents
-from .connect import Connection, store_of
+from .connect import Connection
+from .engine import store_of
 from .meta import add_to_meta as add_to_meta
 from .meta import get_meta as get_meta
 from .meta import set_meta as set_meta

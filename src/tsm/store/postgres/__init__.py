@@ -3,7 +3,7 @@
 (connection.py)."""
 
 from ..protocol import Store
-from . import catalog, changes, dialect, documents, keywords, vectors
+from . import catalog, changes, dialect, documents, keywords, schema, vectors
 
 STORE = Store(
     name="postgresql",
@@ -14,4 +14,5 @@ STORE = Store(
     documents=documents,
     dialect=dialect,
     catalog=catalog,
+    schema=schema,
 )

@@ -73,8 +73,6 @@ class PgConnection:
     """A psycopg connection in autocommit mode, so that the store's explicit `BEGIN` …
     `COMMIT` statements delimit transactions exactly as they do on SQLite."""
 
-    dialect = "postgres"
-
     def __init__(self, conn: psycopg.Connection[Any], url: str) -> None:
         self.raw = conn
         self.url = url

@@ -2,7 +2,7 @@
 (store/protocol.py), one module per group."""
 
 from ..protocol import Store
-from . import catalog, changes, dialect, documents, keywords, vectors
+from . import catalog, changes, dialect, documents, keywords, schema, vectors
 
 STORE = Store(
     name="sqlite",
@@ -13,4 +13,5 @@ STORE = Store(
     documents=documents,
     dialect=dialect,
     catalog=catalog,
+    schema=schema,
 )
