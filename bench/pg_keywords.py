@@ -37,8 +37,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tsm.models import Document, Section  # noqa: E402
 from tsm.search.fts import fts_hits, match_expression  # noqa: E402
-from tsm.store import documents, filters, keywords, migrations, postgres  # noqa: E402
+from tsm.store import documents, filters, keywords, migrations  # noqa: E402
 from tsm.store.connect import Transaction, open_db  # noqa: E402
+from tsm.store.postgres import connection as postgres  # noqa: E402
 from tsm.text.chunk import chunk_sections  # noqa: E402
 from tsm.text.tokenizer import get_tokenizer  # noqa: E402
 

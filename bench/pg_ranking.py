@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from tsm.search.fts import COLUMN_WEIGHTS, match_expression  # noqa: E402
-from tsm.store import migrations, pg_keywords, postgres  # noqa: E402
+from tsm.store import migrations  # noqa: E402
+from tsm.store.postgres import connection as postgres  # noqa: E402
+from tsm.store.postgres import keywords as pg_keywords  # noqa: E402
 from tsm.text.tokenizer import get_tokenizer  # noqa: E402
 
 DATASETS = ROOT.parent / "shared" / "datasets"

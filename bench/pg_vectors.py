@@ -37,8 +37,10 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from tsm.search import vector  # noqa: E402
-from tsm.store import migrations, pg_vectors, postgres, vectors  # noqa: E402
+from tsm.store import migrations, vectors  # noqa: E402
 from tsm.store.connect import Transaction  # noqa: E402
+from tsm.store.postgres import connection as postgres  # noqa: E402
+from tsm.store.postgres import vectors as pg_vectors  # noqa: E402
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "vectors.sqlite"
 MODEL = "multilingual-e5-small-q4"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tsm.errors import ConfigError
-from tsm.store import postgres
 from tsm.store.connect import Transaction, pipelined
+from tsm.store.postgres import connection as postgres
 
 
 def test_percent_is_an_operator_with_or_without_parameters(pg_url: str) -> None:

@@ -22,9 +22,11 @@ from hypothesis import strategies as st
 from tests import pg
 from tsm.models import Chunk, Document, Section
 from tsm.search.fts import COLUMN_WEIGHTS, match_expression, quote_term
-from tsm.store import keywords, migrations, pg_keywords, postgres
+from tsm.store import keywords, migrations
 from tsm.store.connect import Transaction, open_db
 from tsm.store.documents import ChunkRow, delete_document, write_document
+from tsm.store.postgres import connection as postgres
+from tsm.store.postgres import keywords as pg_keywords
 from tsm.text.tokenizer import get_tokenizer
 
 pytestmark = pytest.mark.postgres

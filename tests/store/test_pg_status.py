@@ -20,7 +20,7 @@ import pg
 import psycopg
 import pytest
 
-from tsm.store import pg_vectors
+from tsm.store.postgres import vectors as pg_vectors
 
 PG_DATABASE_CHECKS = [
     "connection", "server", "pgvector", "indexes", "schema", "contents", "keywords", "orphans",

@@ -244,7 +244,8 @@ def test_a_store_from_before_workspaces_keeps_its_rows_until_their_writer_adopts
 ) -> None:
     """Rows of schema 5 have no workspace: an index run adopts those at its paths and leaves
     the others; their transcripts are hidden until their owner writes them again."""
-    from tsm.store import migrations, postgres
+    from tsm.store import migrations
+    from tsm.store.postgres import connection as postgres
 
     old = postgres.connect(pg_url)
     for number, step in enumerate(migrations.MIGRATIONS[:5], start=1):

@@ -16,9 +16,10 @@ from tsm.embed.fake import FakeEmbedder
 from tsm.models import Chunk, Document, Section
 from tsm.search import vector
 from tsm.search.vector import AnnIndex, VectorIndex
-from tsm.store import catalog, migrations, pg_vectors, vectors
+from tsm.store import catalog, migrations, vectors
 from tsm.store.connect import Connection, Transaction, open_db
 from tsm.store.documents import ChunkRow, write_document
+from tsm.store.postgres import vectors as pg_vectors
 
 WORDS = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
@@ -27,7 +28,7 @@ WORDS = (
 
 
 def pg_connect(url: str) -> Any:
-    from tsm.store import postgres
+    from tsm.store.postgres import connection as postgres
 
     conn = postgres.connect(url)
     migrations.apply(conn)
@@ -282,7 +283,7 @@ def test_vectors_round_trip_through_pgvector(pg: Any) -> None:
 def test_m004_moves_bytea_vectors_into_pgvector(pg_url: str) -> None:
     """A PostgreSQL store made before m004 (vectors as BYTEA) keeps every vector, bit for
     bit, in the pgvector column, and the searcher reads them."""
-    from tsm.store import postgres
+    from tsm.store.postgres import connection as postgres
 
     conn = postgres.connect(pg_url)
     try:

@@ -31,7 +31,7 @@ import pg
 import psycopg
 import pytest
 
-from tsm.store.migrations import _PG_MIGRATION_LOCK as MIGRATION_LOCK
+from tsm.store.postgres.schema import MIGRATION_LOCK
 
 pytestmark = pytest.mark.postgres
 

@@ -26,6 +26,8 @@ from tsm.store.documents import (
     touch,
     write_document,
 )
+from tsm.store.sqlite import schema as sqlite_schema
+from tsm.store.sqlite import vectors as sqlite_vectors
 
 
 @pytest.fixture
@@ -177,6 +179,12 @@ def test_schema_version_is_number_of_migrations(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT version, name FROM migrations ORDER BY version").fetchall()
     assert rows == [(i, m.__name__) for i, m in enumerate(migrations.MIGRATIONS, start=1)]
     assert [name for _, name in rows][0] == "m001_documents_chunks_fts"
+
+
+def test_the_sqlite_schema_writes_every_migration_in_order() -> None:
+    """provenance.py builds the schema it trusts from the SQLite steps: they must be the
+    migrations' own, in their order (the PostgreSQL schema's are checked by mypy)."""
+    assert [s.__name__ for s in sqlite_schema.STEPS] == [m.__name__ for m in migrations.MIGRATIONS]
 
 
 def test_migrations_are_idempotent(db_path: Path) -> None:
@@ -418,7 +426,7 @@ def test_changed_rows_are_looked_up_by_chunk_id(db: sqlite3.Connection) -> None:
     plan = [
         row[3]
         for row in db.execute(
-            "EXPLAIN QUERY PLAN " + vectors._changed_rows_sql(len(ids)), (embedder.name, *ids)
+            "EXPLAIN QUERY PLAN " + sqlite_vectors.changed_rows_sql(len(ids)), (embedder.name, *ids)
         )
     ]
     assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan

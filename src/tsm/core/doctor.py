@@ -294,7 +294,7 @@ def _server(settings: Settings, db: Connection | None, problem: str | None) -> l
         info = catalog.store_info(db, settings)
         health = catalog.index_health(db)
     except Exception as exc:
-        from ..store import postgres
+        from ..store.postgres import connection as postgres
 
         if not postgres.is_server_error(exc):
             raise
@@ -453,7 +453,7 @@ def _vectors(
     except sqlite3.DatabaseError:
         return []  # the database section says the index cannot be read
     except Exception as exc:
-        from ..store.postgres import is_server_error
+        from ..store.postgres.connection import is_server_error
 
         if is_server_error(exc):
             return []  # the same, of a server store

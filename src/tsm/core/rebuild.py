@@ -96,17 +96,15 @@ def rebuild(settings: Settings, progress: Progress | None, daemon: DaemonControl
 
 
 def _build(settings: Settings, new: Path, progress: Progress | None) -> dict[str, Any]:
-    from ..store.connect import open_store
+    from ..store.connect import open_db
     from .jobs import IndexJob, run
 
     _remove_db_files(new)  # left by a rebuild that was killed: we hold the lock
     old = settings.db_path if settings.db_path.exists() else None
     known, old_problem = _known_sessions(old) if old else ([], None)
     building = dataclasses.replace(settings, db_path=new)
-    conn = open_store(building, create=True)
+    conn = open_db(new, create=True)  # refuse_server_store let no server store through
     try:
-        if not isinstance(conn, sqlite3.Connection):  # refuse_server_store let it through
-            raise TypeError("rebuild builds an SQLite file")
         report = run(IndexJob(embed=False), building, conn, None, progress)
         sessions = _restore_sessions(building, conn, known, old, report)
         reused = _reuse_vectors(conn, old) if old and not old_problem else 0

@@ -7,7 +7,7 @@ until they are a quarter of the matrix, then it is compacted. Brute force stays 
 ~10^5-10^6 rows (bench/vector_scaling.py).
 
 On PostgreSQL, from ANN_MIN_ROWS vectors of the model on, a searcher holds no matrix: it asks
-the HNSW index of store/pg_vectors.py for the nearest texts (AnnIndex). Both kinds answer a
+the HNSW index of store/postgres/vectors.py for the nearest texts (AnnIndex). Both kinds answer a
 query with the same VectorMatches, which is all the search engine reads.
 """
 
@@ -211,13 +211,10 @@ class AnnIndex:
     ) -> VectorMatches:
         import numpy as np
 
-        from ..store import pg_vectors
-
+        ann = vectors.nearest_index(conn)
         query = query.astype(np.float32)
         ids = None if allowed is None else allowed.tolist()
-        rows = pg_vectors.nearest(
-            conn, self.model, query, candidate_rows(depth), ANN_EF_SEARCH, ids
-        )
+        rows = ann.nearest(conn, self.model, query, candidate_rows(depth), ANN_EF_SEARCH, ids)
         ranked: list[Match] = []
         seen: set[int] = set()
         for chunk_id, doc_id, similarity in sorted(rows, key=lambda r: -r[2]):
@@ -226,18 +223,18 @@ class AnnIndex:
                 ranked.append(Match(chunk_id, doc_id, similarity))
         mean = self.mean
         if ids is not None and len(ids) <= ANN_MIN_ROWS:  # the filtered rows' own mean
-            mean = pg_vectors.mean_vector(conn, self.model, self.dim, ids)
+            mean = ann.mean_vector(conn, self.model, self.dim, ids)
         background = float(mean @ query) if mean is not None else None
         model, missing = self.model, self.missing
 
         @functools.cache
         def doc_similarity(doc_id: int) -> float | None:
-            return pg_vectors.document_best(conn, model, query, doc_id, ids)
+            return ann.document_best(conn, model, query, doc_id, ids)
 
         def lacking(chunk_ids: list[int]) -> set[int]:
             if missing == 0 or not chunk_ids:
                 return set()
-            return pg_vectors.lacking(conn, model, int(query.shape[0]), chunk_ids)
+            return ann.lacking(conn, model, int(query.shape[0]), chunk_ids)
 
         return VectorMatches(ranked[:depth], background, doc_similarity, lacking)
 
@@ -303,14 +300,13 @@ def _dim(index: VectorIndex | AnnIndex) -> int | None:
 
 def _ann(conn: Connection, model: str, dim: int, floor: float) -> AnnIndex | None:
     """The HNSW path's handle when (model, dim) has its index and at least `floor` vectors."""
-    from ..store import pg_vectors
-
-    if not pg_vectors.has_hnsw(conn, model, dim):
+    ann = vectors.nearest_index(conn)
+    if not ann.has_hnsw(conn, model, dim):
         return None  # vectors stored before the index existed: the exact path serves them
-    if pg_vectors.model_vectors(conn, model, dim) < floor:
+    if ann.model_vectors(conn, model, dim) < floor:
         return None
     stamp = vectors.change_seq(conn)
-    have, total, mean = pg_vectors.summary(conn, model, dim)
+    have, total, mean = ann.summary(conn, model, dim)
     return AnnIndex(model, dim, stamp, have, total, mean)
 
 

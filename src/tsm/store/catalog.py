@@ -10,14 +10,15 @@ import datetime as dt
 import difflib
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentNotFound
 from ..workspace import typed_path
 from . import chunks, migrations, scope, vectors
-from .connect import Connection, is_postgres
+from .connect import Connection
+from .engine import store_of
 from .names import stored_aliases
 
 if TYPE_CHECKING:
@@ -385,14 +386,8 @@ class StoreInfo:
 
 
 def store_info(conn: Connection, settings: Settings) -> StoreInfo:
-    if not is_postgres(conn):
-        return StoreInfo("sqlite", None, None, None, db_size(settings.db_path))
-    version, extension, size = conn.execute(
-        """SELECT current_setting('server_version'),
-                  (SELECT extversion FROM pg_extension WHERE extname = 'vector'),
-                  pg_database_size(current_database())"""
-    ).fetchone()
-    return StoreInfo("postgresql", settings.store_key, version, extension, int(size))
+    store = store_of(conn)
+    return StoreInfo(store.name, *store.catalog.server_info(conn, settings))
 
 
 # -- health (`tsm doctor`) -------------------------------------------------------------------
@@ -424,13 +419,13 @@ def index_health(conn: Connection) -> IndexHealth:
     every index of the store's tables; then the schema version, the counts, the keyword
     rows' coverage and the rows left without their chunk. sqlite3.DatabaseError when the
     file cannot be read that far."""
-    postgres = is_postgres(conn)
-    lines = () if postgres else tuple(line for (line,) in conn.execute("PRAGMA quick_check"))
+    store = store_of(conn)
+    lines = store.catalog.quick_check(conn)
     version = migrations.schema_version(conn)
     documents, chunks = conn.execute(
         "SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)"
     ).fetchone()
-    table, key = ("chunk_keywords", "chunk_id") if postgres else ("chunks_fts", "rowid")
+    table, key = store.catalog.keyword_table
     unkeyed, orphan_keys, orphan_vectors = conn.execute(
         f"""SELECT
               (SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (
@@ -440,7 +435,8 @@ def index_health(conn: Connection) -> IndexHealth:
               (SELECT COUNT(*) FROM embeddings e WHERE NOT EXISTS (
                    SELECT 1 FROM chunks c WHERE c.embed_hash = e.embed_hash))"""
     ).fetchone()
-    health = IndexHealth(
+    indexes, invalid, missing = store.catalog.index_report(conn)
+    return IndexHealth(
         lines,
         version,
         int(documents),
@@ -448,37 +444,10 @@ def index_health(conn: Connection) -> IndexHealth:
         int(unkeyed),
         int(orphan_keys),
         int(orphan_vectors),
-    )
-    if not postgres:
-        return health
-    from . import pg_vectors
-
-    indexes = conn.execute(
-        """SELECT ic.relname, i.indisvalid AND i.indisready FROM pg_index i
-           JOIN pg_class ic ON ic.oid = i.indexrelid
-           JOIN pg_class tc ON tc.oid = i.indrelid
-           JOIN pg_namespace n ON n.oid = tc.relnamespace
-           WHERE n.nspname = current_schema() ORDER BY ic.relname"""
-    ).fetchall()
-    missing = tuple(
-        f"{model} ({dim})"
-        for model, dim in conn.execute(
-            "SELECT DISTINCT model, dim FROM embeddings ORDER BY model, dim"
-        ).fetchall()
-        if not pg_vectors.has_hnsw(conn, model, int(dim))
-        and pg_vectors.hnsw_due(conn, model, int(dim))
-    )
-    return replace(
-        health,
-        indexes=len(indexes),
-        invalid_indexes=tuple(name for name, valid in indexes if not valid),
+        indexes=indexes,
+        invalid_indexes=invalid,
         missing_hnsw=missing,
     )
-
-
-def db_size(path: Path) -> int:
-    """Bytes of the DB file and its write-ahead log."""
-    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
 def _float_or_none(text: str | None) -> float | None:

@@ -10,31 +10,27 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from .. import statedir
 from ..errors import IndexCorrupt, StorageFailure, UserError
-from . import failures, migrations, provenance
+from . import failures, migrations
+from .engine import store_of
+from .sqlite import provenance
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .postgres import PgConnection
+    from .postgres.connection import PgConnection
 
 _log = logging.getLogger(__name__)
 
 Connection: TypeAlias = "sqlite3.Connection | PgConnection"
-"""What every store function takes: an SQLite file, or a PostgreSQL server (store/postgres.py)."""
+"""What every store function takes: an SQLite file, or a PostgreSQL server (store/postgres/)."""
 
 
-def is_postgres(conn: Any) -> bool:
-    """Whether `conn` is a PostgreSQL store: where the two engines' SQL differs, the store
-    modules branch on this."""
-    return getattr(conn, "dialect", "sqlite") == "postgres"
-
-
-def engine_name(conn: Any) -> str:
+def engine_name(conn: Connection) -> str:
     """The store's engine as an export file records it: "postgresql" or "sqlite"."""
-    return "postgresql" if is_postgres(conn) else "sqlite"
+    return store_of(conn).name
 
 
 def open_store(settings: Settings, *, create: bool = False) -> Connection:
@@ -43,7 +39,8 @@ def open_store(settings: Settings, *, create: bool = False) -> Connection:
     url = settings.store_url
     if not url:
         return open_db(settings.db_path, create=create)
-    from . import postgres, scope
+    from . import scope
+    from .postgres import connection as postgres
 
     conn = postgres.connect(url)
     try:
@@ -190,7 +187,7 @@ def read_snapshot(conn: Connection) -> Iterator[Connection]:
     its default, READ COMMITTED, gives each statement a snapshot of its own."""
     own = not conn.in_transaction
     if own:
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if is_postgres(conn) else "BEGIN")
+        conn.execute(store_of(conn).dialect.begin_snapshot)
     try:
         yield conn
     finally:

@@ -1,15 +1,11 @@
 """Documents, chunks, tags, links and their FTS rows: written and removed together.
 
-Several writers (two `tsm index` on two machines, a daemon) may share one PostgreSQL store.
-Each transaction that writes or removes documents first takes `lock_paths` on their paths,
-then checks again what it decided before the lock (indexing.py): a transaction-scoped
-advisory lock per path rather than a version column, because the decision to write rests on
-the file as well as on the row (a writer must not store content older than what another one
-stored; a vanished file must not be removed after another writer saw it come back), and a
-lock keeps the whole read-check-write under one hold without a new column in both schemas.
-A document's id doubles as its version: every write inserts the document anew, so a
-removal or a touch by a stale id changes nothing. SQLite needs none of it: `BEGIN
-IMMEDIATE` lets one writer in at a time.
+Several writers (two `tsm index` on two machines, a daemon) may share one PostgreSQL store:
+each transaction that writes or removes documents first takes `lock_paths` on their paths,
+then checks again what it decided before the lock (indexing.py; store/postgres/documents.py
+says why a lock). A document's id doubles as its version: every write inserts the document
+anew, so a removal or a touch by a stale id changes nothing. SQLite needs no lock: `BEGIN
+IMMEDIATE` lets one writer in at a time (store/sqlite/documents.py).
 """
 
 from __future__ import annotations
@@ -22,7 +18,8 @@ from dataclasses import dataclass
 
 from ..models import Chunk, Document
 from . import keywords, scope
-from .connect import Connection, is_postgres
+from .connect import Connection
+from .engine import store_of
 from .names import document_names, link_key, stored_aliases
 
 
@@ -48,41 +45,19 @@ class ChunkRow:
     embed_hash: str
 
 
-# Taken shared by every document writer, exclusive by vectors.drop_orphans: a text's vector
-# must not be dropped as unused while a writer's uncommitted chunk still needs it. Advisory
-# locks with two int4 keys live apart from the one-bigint keys of the paths.
-WRITERS_LOCK = (0x74736D, 0x646F63)  # "tsm", "doc"
-
-
 def lock_paths(conn: Connection, paths: Sequence[str]) -> None:
     """Hold the documents at `paths` (and the writers' shared lock) until the transaction
     ends, so that one writer at a time decides about and writes each path, on every machine
     sharing a PostgreSQL store. Locks are taken in sorted order, so two writers that each
     lock several paths cannot deadlock. Call first thing in the transaction. A no-op on
     SQLite, whose write transactions are already serial."""
-    if not is_postgres(conn):
-        return
-    keys = sorted(set(paths))
-    if len(keys) == 1:  # the common case in one round trip; the shared lock comes first
-        conn.execute(
-            "SELECT pg_advisory_xact_lock_shared(?, ?), "
-            "pg_advisory_xact_lock(hashtextextended(?, 0))",
-            (*WRITERS_LOCK, keys[0]),
-        )
-        return
-    conn.execute("SELECT pg_advisory_xact_lock_shared(?, ?)", WRITERS_LOCK)
-    if keys:  # unnest keeps the array's (sorted) order
-        conn.execute(
-            "SELECT count(pg_advisory_xact_lock(hashtextextended(p, 0))) FROM unnest(?::text[]) p",
-            (keys,),
-        )
+    store_of(conn).documents.lock_paths(conn, paths)
 
 
 def exclude_writers(conn: Connection) -> None:
     """Wait until no document writer is inside a transaction, and keep new ones waiting
     until this transaction ends (PostgreSQL; SQLite's writers are serial already)."""
-    if is_postgres(conn):
-        conn.execute("SELECT pg_advisory_xact_lock(?, ?)", WRITERS_LOCK)
+    store_of(conn).documents.exclude_writers(conn)
 
 
 # Every look-up below that decides what to write or remove sees only the connection's own
@@ -134,10 +109,7 @@ def stored_and_twins(
 def lock_twin(conn: Connection, path: str) -> bool:
     """Try to hold another path besides the one locked (documents.lock_paths): False, and no
     wait, when a writer holds it (so two writers' locks cannot wait for each other)."""
-    if not is_postgres(conn):
-        return True
-    row = conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", (path,))
-    return bool(row.fetchone()[0])
+    return store_of(conn).documents.lock_twin(conn, path)
 
 
 def find_by_hash(conn: Connection, content_hash: str) -> list[StoredFile]:
@@ -168,12 +140,8 @@ def write_document(
             "DELETE FROM documents WHERE path = ? AND workspace IN (?, ?)",
             (doc.path, team.workspace, scope.LEGACY),
         )
-    elif is_postgres(conn):
-        conn.execute("DELETE FROM documents WHERE path = ?", (doc.path,))
     else:
-        old = conn.execute("SELECT id FROM documents WHERE path = ?", (doc.path,)).fetchone()
-        if old:
-            delete_document(conn, old[0])
+        store_of(conn).documents.remove_path(conn, doc.path)
     columns, marks = "", ""
     scoped: tuple[object, ...] = ()
     if team is not None:
@@ -229,29 +197,14 @@ def write_document(
     return doc_id
 
 
-_CHUNK_COLUMNS = "document_id, chunk_index, section, page, line, chunk_date, text, embed_hash"
-
-
 def _insert_chunks(conn: Connection, doc_id: int, rows: Sequence[ChunkRow]) -> list[int]:
-    """Insert a document's chunks; their ids, in the order of `rows`. On PostgreSQL in one
-    statement (a round trip per chunk is most of a small document's write time there)."""
+    """Insert a document's chunks; their ids, in the order of `rows`."""
     values = [
         (doc_id, r.chunk.index, r.chunk.section, r.chunk.page, r.chunk.line, r.chunk.date,
          r.chunk.text, r.embed_hash)
         for r in rows
     ]  # fmt: skip
-    if not is_postgres(conn):
-        sql = f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
-        return [int(conn.execute(sql, v).fetchone()[0]) for v in values]
-    if not values:
-        return []
-    marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(values))
-    found = conn.execute(
-        f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES {marks} RETURNING chunk_index, id",
-        [field for v in values for field in v],
-    ).fetchall()
-    ids = dict(found)  # by chunk_index (text/chunk.py numbers them 0..n-1), not row order
-    return [int(ids[r.chunk.index]) for r in rows]
+    return store_of(conn).documents.insert_chunks(conn, values)
 
 
 def delete_document(conn: Connection, doc_id: int) -> bool:

@@ -4,7 +4,7 @@ index (the SQLite file, or the server's URL without its password).
 The interfaces' error boundaries (cli/main.py, the daemon's dispatch, the MCP tools) call
 `translate` once with `settings.store_key`, so no command needs its own `except
 sqlite3.OperationalError` or psycopg handler. psycopg is never imported here: its errors are
-told apart by their SQLSTATE (store/postgres.py imports it, and only for a server store).
+told apart by their SQLSTATE (store/postgres/connection.py imports it, and only for a server store).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import IndexCorrupt, StorageFailure, TsmError
-from .postgres import is_server_error
+from .postgres.connection import is_server_error
 
 REBUILD_HINT = (
     "run `tsm rebuild --apply`: it rebuilds the index from your files beside the "

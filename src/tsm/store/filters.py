@@ -7,7 +7,10 @@ from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from . import scope
-from .connect import Connection, is_postgres
+from .connect import Connection
+from .engine import store_of
+from .protocol import Dialect
+from .sqlite import dialect as sqlite_dialect
 
 
 class FilterSpec(Protocol):
@@ -32,10 +35,6 @@ class FilterSpec(Protocol):
 EVERYTHING = "1 = 1"
 """The WHERE clause of no filter (SQL both engines read)."""
 
-# A passage is Japanese when it holds kana (hiragana or katakana), which English text never
-# does and Japanese prose always does; a pattern per engine, as neither reads the other's.
-_KANA = {"sqlite": ("c.text GLOB ?", "*[ぁ-ヿ]*"), "postgres": ("c.text ~ ?", "[ぁ-ヿ]")}
-
 
 def _ascii_lower(text: str) -> str:
     """What SQL's lower() does on both engines' default builds: ASCII letters only (as
@@ -43,9 +42,9 @@ def _ascii_lower(text: str) -> str:
     return "".join(c.lower() if c.isascii() else c for c in text)
 
 
-def filter_sql(filters: FilterSpec, dialect: str = "sqlite") -> tuple[str, list[object]]:
+def filter_sql(filters: FilterSpec, dialect: Dialect = sqlite_dialect) -> tuple[str, list[object]]:
     """A WHERE clause over `c` (chunks) and `d` (documents) and its parameters, in the SQL
-    of `dialect` (sqlite or postgres)."""
+    of `dialect` (an engine's: SQLite's by default)."""
     clauses: list[str] = [EVERYTHING]
     params: list[object] = []
     date_expr = "COALESCE(c.chunk_date, d.doc_date)"
@@ -74,7 +73,9 @@ def filter_sql(filters: FilterSpec, dialect: str = "sqlite") -> tuple[str, list[
         clauses.append(f"lower(d.category) IN ({marks})")
         params += [_ascii_lower(category) for category in filters.categories]
     if filters.lang:
-        has_kana, pattern = _KANA[dialect]
+        # A passage is Japanese when it holds kana (hiragana or katakana), which English
+        # text never does and Japanese prose always does; a pattern per engine.
+        has_kana, pattern = dialect.has_kana
         clauses.append(has_kana if filters.lang == "ja" else f"NOT ({has_kana})")
         params.append(pattern)
     return " AND ".join(clauses), params
@@ -85,7 +86,7 @@ def search_sql(conn: Connection, filters: FilterSpec) -> tuple[str, list[object]
     clause that leaves them out (store/scope.py): a search ranks, counts and shows only what
     its reader may see. Without such a transcript it stays EVERYTHING when filter_sql is, so
     an unfiltered search keeps its fast path."""
-    where, params = filter_sql(filters, "postgres" if is_postgres(conn) else "sqlite")
+    where, params = filter_sql(filters, store_of(conn).dialect)
     if not scope.hides_any(conn):
         return where, params
     visible, visible_params = scope.visible(conn)

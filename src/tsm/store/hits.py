@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import scope
-from .connect import Connection, is_postgres
+from .connect import Connection
+from .engine import store_of
 
 # Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
 _BATCH = 500
@@ -111,13 +112,7 @@ def hit_rows(
         return {}
     tests = "".join(f", {sql}" for sql, _ in conditions)
     test_params = [p for _, params in conditions for p in params]
-    tags = (
-        "(SELECT string_agg(t.tag, chr(31) ORDER BY t.tag) FROM tags t "
-        "WHERE t.document_id = c.document_id)"
-        if is_postgres(conn)
-        else "(SELECT group_concat(tag, char(31)) FROM (SELECT t.tag FROM tags t "
-        "WHERE t.document_id = c.document_id ORDER BY t.tag))"
-    )
+    tags = store_of(conn).dialect.tags_of_chunk
     ids = ",".join("?" * len(chunk_ids))
     wanted = ",".join("?" * len(content_of)) or "NULL"
     rows = conn.execute(

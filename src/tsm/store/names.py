@@ -7,6 +7,10 @@ import json
 import posixpath
 import unicodedata
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .connect import Connection
 
 # Resolution order when several documents share a name: path, then file name, title, alias.
 KIND_ORDER = ("path", "stem", "title", "alias")
@@ -57,3 +61,22 @@ def stored_aliases(stored: str | None, path: str) -> tuple[str, ...]:
             "run `tsm rebuild --apply` (it keeps the old index as a backup)",
         )
     return tuple(value)
+
+
+def fill_names_and_link_keys(conn: Connection, row_id: str, row_id_type: str) -> None:
+    """The names and link keys of the documents stored before m002 (`row_id` names a link's
+    row, bound as `row_id_type`): the same rows on both engines."""
+    for doc_id, path, title, aliases in conn.execute(
+        "SELECT id, path, title, aliases FROM documents"
+    ).fetchall():
+        conn.executemany(
+            "INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
+            [(doc_id, n, k) for n, k in document_names(path, title, json.loads(aliases or "[]"))],
+        )
+    for rowid, target, link_type in conn.execute(
+        f"SELECT {row_id}, target, link_type FROM links"
+    ).fetchall():
+        conn.execute(
+            f"UPDATE links SET target_key = ? WHERE {row_id.split('::')[0]} = {row_id_type}",
+            (link_key(target, link_type), rowid),
+        )

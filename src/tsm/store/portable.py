@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import documents, keywords, scope
-from .connect import Connection, is_postgres
+from .connect import Connection
+from .engine import store_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -158,8 +159,7 @@ def iter_vectors(conn: Connection, batch: int = 1000) -> Iterator[PortableVector
     pgvector column is read as real[] (float4: exactly the float32 that was stored)."""
     import numpy as np
 
-    pgvector = is_postgres(conn) and _pg_vector_type(conn) != "bytea"
-    column = "vector::real[]" if pgvector else "vector"
+    column = store_of(conn).vectors.exported_column(conn)
     last: tuple[str, str] | None = None
     while True:
         where, params = ("WHERE (model, embed_hash) > (?, ?)", last) if last else ("", ())
@@ -178,15 +178,6 @@ def iter_vectors(conn: Connection, batch: int = 1000) -> Iterator[PortableVector
         if len(rows) < batch:
             return
         last = (rows[-1][0], rows[-1][1])
-
-
-def _pg_vector_type(conn: Connection) -> str:
-    """The type of embeddings.vector: `vector` (pgvector) or `bytea`."""
-    row = conn.execute(
-        """SELECT t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-           WHERE a.attrelid = to_regclass('embeddings') AND a.attname = 'vector'"""
-    ).fetchone()
-    return str(row[0]) if row else "bytea"
 
 
 def is_empty(conn: Connection) -> bool:

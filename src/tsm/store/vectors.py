@@ -4,12 +4,18 @@ embedded twice, and vectors of another model are simply not used (stale)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import chunks, documents
-from .connect import Connection, is_postgres
+from .connect import Connection
+from .engine import store_of
+from .meta import add_to_meta as add_to_meta
+from .meta import get_meta as get_meta
+from .meta import set_meta as set_meta
+from .protocol import IN_LIST_IDS, NearestIndex
+from .protocol import Stamp as Stamp
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,8 +33,16 @@ class PendingChunk:
 
 def has_nearest_index(conn: Connection) -> bool:
     """Whether the store can answer a nearest-vector query from an index of its own
-    (pgvector's HNSW, store/pg_vectors.py) rather than a matrix held in memory."""
-    return is_postgres(conn)
+    (pgvector's HNSW, store/postgres/vectors.py) rather than a matrix held in memory."""
+    return store_of(conn).nearest is not None
+
+
+def nearest_index(conn: Connection) -> NearestIndex:
+    """The store's own nearest-vector index (has_nearest_index says whether it has one)."""
+    found = store_of(conn).nearest
+    if found is None:
+        raise TypeError(f"the {store_of(conn).name} store has no nearest-vector index")
+    return found
 
 
 def pending(conn: Connection, model: str, limit: int | None = None) -> list[PendingChunk]:
@@ -70,9 +84,6 @@ def pending_texts(conn: Connection, ids: Sequence[int]) -> list[PendingChunk]:
                   WHERE c.id IN ({", ".join("?" * len(part))}) ORDER BY c.id"""
         out += [PendingChunk(*row) for row in conn.execute(sql, tuple(part))]
     return out
-
-
-IN_LIST_IDS = 500  # ids per `IN (...)` list
 
 
 def count_missing(conn: Connection, model: str | None) -> int:
@@ -137,18 +148,7 @@ def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]])
     """Insert vectors (float32) for the given hashes. Call inside a transaction. On
     PostgreSQL the column is pgvector's `vector`, and each (model, dimension) gets its HNSW
     index once it has enough vectors for a search to use one (ensure_hnsw)."""
-    if is_postgres(conn):
-        from collections import Counter
-
-        from .pg_vectors import PgVector, ensure_hnsw
-
-        rows: list[tuple[str, str, int, object]] = [
-            (model, h, int(v.shape[0]), PgVector(v)) for h, v in items
-        ]
-        for dim, adding in sorted(Counter(row[2] for row in rows).items()):
-            ensure_hnsw(conn, model, dim, adding)
-    else:
-        rows = [(model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in items]
+    rows = store_of(conn).vectors.storable_rows(conn, model, items)
     # In one order for every writer: two that upsert the same texts at once (two machines
     # embedding a shared store) then wait for each other instead of deadlocking.
     rows.sort(key=lambda row: row[1])
@@ -168,10 +168,8 @@ def drop_orphans(conn: Connection) -> int:
     cur = conn.execute(
         "DELETE FROM embeddings WHERE embed_hash NOT IN (SELECT embed_hash FROM chunks)"
     )
-    if is_postgres(conn) and cur.rowcount:
-        from .pg_vectors import drop_unused_hnsw
-
-        drop_unused_hnsw(conn)  # a dimension the model no longer has
+    if cur.rowcount:
+        store_of(conn).vectors.after_delete(conn)  # a dimension the model no longer has
     return cur.rowcount
 
 
@@ -181,22 +179,7 @@ def drop_model(conn: Connection, model: str | None = None) -> None:
         conn.execute("DELETE FROM embeddings")
     else:
         conn.execute("DELETE FROM embeddings WHERE model = ?", (model,))
-    if is_postgres(conn):
-        from .pg_vectors import drop_unused_hnsw
-
-        drop_unused_hnsw(conn)
-
-
-_MATRIX_ROWS = """SELECT c.id, c.document_id, e.vector FROM chunks c
-                  {join} embeddings e ON e.model = ? AND e.embed_hash = c.embed_hash"""
-
-
-def _changed_rows_sql(count: int) -> str:
-    """The rows of `count` chunk ids. CROSS JOIN makes SQLite look the few chunks up first:
-    left to choose, from a few dozen ids on it scans every vector of the model instead
-    (0.9 s for 32 ids at 100k chunks, against 10 ms for 500 this way). PostgreSQL has no
-    `CROSS JOIN ... ON` (store/pg_vectors.py has its form)."""
-    return _MATRIX_ROWS.format(join="CROSS JOIN") + f" WHERE c.id IN ({','.join('?' * count)})"
+    store_of(conn).vectors.after_delete(conn)
 
 
 def load_matrix(
@@ -205,81 +188,24 @@ def load_matrix(
     """(chunk ids, document ids, float32 matrix) of every chunk that has a vector, or of
     those among `chunk_ids`; with `dim`, only vectors of that dimension (the model may have
     changed its dimension under the same name: the other rows are not its vectors any more)."""
-    import numpy as np
-
-    if is_postgres(conn):
-        from .pg_vectors import load_rows
-
-        return load_rows(conn, model, chunk_ids, dim)
-    where, extra = (" AND e.dim = ?", (dim,)) if dim is not None else ("", ())
-    if chunk_ids is None:
-        rows = conn.execute(
-            _MATRIX_ROWS.format(join="JOIN") + " WHERE 1 = 1" + where + " ORDER BY c.id",
-            (model, *extra),
-        ).fetchall()
-    else:
-        rows = []
-        ids = sorted(set(chunk_ids))
-        for start in range(0, len(ids), IN_LIST_IDS):
-            part = ids[start : start + IN_LIST_IDS]
-            rows += conn.execute(
-                _changed_rows_sql(len(part)) + where, (model, *part, *extra)
-            ).fetchall()
-    if not rows:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-    found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-    doc_ids = np.fromiter((r[1] for r in rows), np.int64, len(rows))
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
-    return found, doc_ids, matrix.reshape(len(rows), -1)
+    return store_of(conn).vectors.load_rows(conn, model, chunk_ids, dim)
 
 
 # Entries of the change log kept for searchers that lag behind; one further behind reloads.
 CHANGE_LOG_KEEP = 200_000
 
 
-Stamp = Hashable
-"""How far a reader has read the change log: on SQLite the latest seq (an int); on
-PostgreSQL (oldest running transaction, entries since it, latest seq): writers there commit
-in any order, so an entry with a lower seq may become visible after a higher one."""
-
-
 def change_seq(conn: Connection) -> Stamp:
     """The change log's current stamp (migration m003); 0 on SQLite when it is empty. Equal
-    stamps mean nothing changed."""
-    if is_postgres(conn):
-        xmin, since, latest = conn.execute(_PG_STAMP).fetchone()
-        return (int(xmin), int(since), int(latest))
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'").fetchone()
-    return int(row[0]) if row else 0
-
-
-_PG_STAMP = """WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
-    SELECT s.xmin::text::bigint,
-           (SELECT COUNT(*) FROM vector_changes WHERE xid >= s.xmin),
-           (SELECT COALESCE(MAX(seq), 0) FROM vector_changes)
-    FROM s"""
+    stamps mean nothing changed. On SQLite the latest seq (an int); on PostgreSQL (oldest
+    running transaction, entries since it, latest seq): writers there commit in any order,
+    so an entry with a lower seq may become visible after a higher one."""
+    return store_of(conn).changes.change_seq(conn)
 
 
 def unchanged_since(conn: Connection, stamp: Stamp) -> bool:
-    """Whether the change log has no entry a reader at `stamp` lacks, in one statement. On
-    PostgreSQL the stamp's oldest running transaction moves whenever any transaction on the
-    server ends, so comparing stamps would reload on every search of a busy server; instead
-    the entries from that transaction on are counted again: only new ones raise the count,
-    and only pruning (which is checked) removes any."""
-    if not is_postgres(conn):
-        return stamp == change_seq(conn)
-    if not isinstance(stamp, tuple) or len(stamp) != 3:
-        return False
-    xmin, since, latest = stamp
-    now_since, now_latest, pruned = conn.execute(_PG_SINCE, (str(xmin),)).fetchone()
-    if pruned is not None and int(pruned) >= xmin:
-        return False
-    return (int(now_since), int(now_latest)) == (since, latest)
-
-
-_PG_SINCE = """SELECT (SELECT COUNT(*) FROM vector_changes WHERE xid >= ?::text::xid8),
-           (SELECT COALESCE(MAX(seq), 0) FROM vector_changes),
-           (SELECT value FROM meta WHERE key = 'vector_changes_pruned_xid')"""
+    """Whether the change log has no entry a reader at `stamp` lacks, in one statement."""
+    return store_of(conn).changes.unchanged_since(conn, stamp)
 
 
 def changes_since(conn: Connection, seq: Stamp) -> tuple[list[int], Stamp] | None:
@@ -287,85 +213,12 @@ def changes_since(conn: Connection, seq: Stamp) -> tuple[list[int], Stamp] | Non
     None when the log no longer reaches back to `seq` (pruned). Call inside a read
     transaction (store.connect.read_snapshot), so the list and the stamp come from one
     snapshot."""
-    if is_postgres(conn):
-        return _pg_changes_since(conn, seq)
-    assert isinstance(seq, int)
-    latest = change_seq(conn)
-    assert isinstance(latest, int)
-    if latest == seq:
-        return [], seq
-    oldest = conn.execute("SELECT MIN(seq) FROM vector_changes").fetchone()[0]
-    if oldest is None or oldest > seq + 1:
-        return None
-    ids = [
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT chunk_id FROM vector_changes WHERE seq > ? AND seq <= ?", (seq, latest)
-        )
-    ]
-    return ids, latest
-
-
-def _pg_changes_since(conn: Connection, stamp: Stamp) -> tuple[list[int], Stamp] | None:
-    """Every transaction older than the stamp's oldest running one had ended when the stamp
-    was read, and its entries were applied then; so the entries of transactions from that
-    one on are all a reader may lack (some it has seen: applying them twice is harmless)."""
-    if not isinstance(stamp, tuple) or len(stamp) != 3:
-        return None  # a stamp of another store
-    pruned = get_meta(conn, "vector_changes_pruned_xid")
-    if pruned is not None and int(pruned) >= stamp[0]:
-        return None
-    current = change_seq(conn)
-    if current == stamp:
-        return [], stamp
-    ids = [
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT chunk_id FROM vector_changes WHERE xid >= ?::text::xid8",
-            (str(stamp[0]),),
-        )
-    ]
-    return ids, current
+    return store_of(conn).changes.changes_since(conn, seq)
 
 
 def prune_changes(conn: Connection, keep: int = CHANGE_LOG_KEEP) -> int:
     """Forget all but the last `keep` log entries. Call inside a transaction."""
-    if is_postgres(conn):
-        (latest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_changes").fetchone()
-        (newest_xid,) = conn.execute(
-            "SELECT MAX(xid)::text FROM vector_changes WHERE seq <= ?", (latest - keep,)
-        ).fetchone()
-        if newest_xid is None:
-            return 0
-        set_meta(conn, "vector_changes_pruned_xid", newest_xid)
-        return conn.execute(
-            "DELETE FROM vector_changes WHERE xid <= ?::text::xid8", (newest_xid,)
-        ).rowcount
-    seq = change_seq(conn)
-    assert isinstance(seq, int)
-    return conn.execute("DELETE FROM vector_changes WHERE seq <= ?", (seq - keep,)).rowcount
-
-
-def get_meta(conn: Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
-
-
-def set_meta(conn: Connection, key: str, value: str) -> None:
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (key, value),
-    )
-
-
-def add_to_meta(conn: Connection, key: str, n: int) -> None:
-    """Add `n` to a counter kept in meta, in one statement (two writers never lose a count)."""
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
-        "SET value = CAST(CAST(meta.value AS INTEGER) + ? AS TEXT)",
-        (key, str(n), n),
-    )
+    return store_of(conn).changes.prune_changes(conn, keep)
 
 
 def drop_all(conn: Connection) -> int:

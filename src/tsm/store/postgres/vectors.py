@@ -13,20 +13,22 @@ Vectors travel in pgvector's binary form both ways (a 4-byte header, then big-en
 float4): a 100k-row matrix loads as fast as from BYTEA (bench/results/pg_vectors.md), so
 the table keeps one copy of each vector, which both the exact and the HNSW path read.
 
-psycopg is imported only by the PostgreSQL store (store/postgres.py)."""
+psycopg is imported only by the PostgreSQL store (store/postgres/connection.py)."""
 
 from __future__ import annotations
 
 import hashlib
 import struct
 import weakref
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .connect import Connection
+    from ..connect import Connection
+    from ..protocol import VectorRow
 
 # HNSW build parameters: pgvector's defaults (m = 16, ef_construction = 64) measured at
 # 10k-1M rows in bench/results/pg_vectors.md.
@@ -142,6 +144,32 @@ def drop_unused_hnsw(conn: Connection) -> int:
             conn.execute(f'DROP INDEX IF EXISTS "{name}"')
             dropped += 1
     return dropped
+
+
+def storable_rows(
+    conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]
+) -> list[VectorRow]:
+    """Each vector as pgvector's `vector`, after making sure each (model, dimension) the
+    rows take to HNSW_MIN_ROWS has its HNSW index (ensure_hnsw)."""
+    rows: list[VectorRow] = [(model, h, int(v.shape[0]), PgVector(v)) for h, v in items]
+    for dim, adding in sorted(Counter(row[2] for row in rows).items()):
+        ensure_hnsw(conn, model, dim, adding)
+    return rows
+
+
+def after_delete(conn: Connection) -> None:
+    """Vectors were deleted: drop the HNSW indexes of dimensions the model no longer has."""
+    drop_unused_hnsw(conn)
+
+
+def exported_column(conn: Connection) -> str:
+    """What `tsm export` reads of `embeddings`: a pgvector column as real[] (float4: exactly
+    the float32 that was stored); a BYTEA one (no pgvector) as stored."""
+    row = conn.execute(
+        """SELECT t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+           WHERE a.attrelid = to_regclass('embeddings') AND a.attname = 'vector'"""
+    ).fetchone()
+    return "vector::real[]" if row and str(row[0]) != "bytea" else "vector"
 
 
 def _matrix(raw_rows: Sequence[bytes], dim: int | None) -> np.ndarray:

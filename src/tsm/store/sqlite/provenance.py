@@ -21,9 +21,9 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import locate, statedir
-from ..errors import StorageFailure
-from . import migrations
+from ... import locate, statedir
+from ...errors import StorageFailure
+from . import schema as sqlite_schema
 
 KEY_FILE = "index-key"
 _KEY_BYTES = 32
@@ -106,8 +106,9 @@ def why_foreign(conn: sqlite3.Connection, key: bytes) -> str | None:
     and the pragma first; rows of `meta` only once its definition is known to be ours."""
     version = _version(conn)
     schema = _schema(conn)
-    if version > migrations.LATEST:
-        expected_meta = reference_schema(migrations.LATEST)
+    latest = len(sqlite_schema.STEPS)
+    if version > latest:
+        expected_meta = reference_schema(latest)
         if not any(obj[1] == "meta" for obj in expected_meta & schema):
             return f"its schema version {version} is not one tsm wrote"
     else:
@@ -150,7 +151,7 @@ def reference_schema(version: int) -> frozenset[SchemaObject]:
     """What tsm's first `version` migrations make, read back from a fresh in-memory DB."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
-        for step in migrations.MIGRATIONS[:version]:
+        for step in sqlite_schema.STEPS[:version]:
             step(conn)
         return frozenset(_schema(conn))
     finally:

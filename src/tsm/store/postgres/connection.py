@@ -2,8 +2,8 @@
 
 The store modules write one SQL text for both engines wherever the two agree (`?`
 placeholders, `RETURNING`, `ON CONFLICT`); `PgConnection` turns it into psycopg's form and
-offers the few members of `sqlite3.Connection` they use. What differs (the schema, the
-keyword index, vector storage, locks) branches on `store.connect.is_postgres`.
+offers the few members of `sqlite3.Connection` they use. What differs (the keyword index,
+vector storage, locks) is this package's side of the Store protocol (store/protocol.py).
 
 psycopg is imported here only, when a `[store] url` is set: the SQLite path never loads it.
 """
@@ -16,14 +16,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
-from ..config import check_store_url
-from ..config import redacted_url as redacted
-from ..errors import ConfigError, StorageFailure
+from ...config import check_store_url
+from ...config import redacted_url as redacted
+from ...errors import ConfigError, StorageFailure
 
 if TYPE_CHECKING:
     import psycopg
 
-    from .scope import Scope
+    from ..scope import Scope
 
 SETTING = "store.url (or TSM_STORE_URL)"
 
@@ -72,8 +72,6 @@ class PgCursor:
 class PgConnection:
     """A psycopg connection in autocommit mode, so that the store's explicit `BEGIN` …
     `COMMIT` statements delimit transactions exactly as they do on SQLite."""
-
-    dialect = "postgres"
 
     def __init__(self, conn: psycopg.Connection[Any], url: str) -> None:
         self.raw = conn
