@@ -133,9 +133,8 @@ FIT_PRIOR = 5
 # set or query language held out in turn, on cranfield, JaQuAD, jaquad-para (both
 # languages), SciFact and scifact-ja: with any one of them out, the others chose these two
 # values, and each held-out split was then at or above its better single signal
-# (bench/results/fusion-held-out.md). The previous 0.6 and 0.3 left jaquad-para's
-# Japanese paraphrases below vectors alone: keywords on their generic words outvoted the
-# vectors.
+# (bench/results/fusion-held-out.md): keywords on a paraphrase's generic words no longer
+# outvote the vectors.
 KEYWORD_PARITY = 0.5
 KEYWORD_WEIGHT_POWER = 2.0  # how fast trust falls below parity
 VECTOR_DROP_DEPTH = 10
