@@ -63,7 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
         "search.keyword_parity",
         "TSM_KEYWORD_PARITY",
         float,
-        0.6,
+        0.5,
         "Keyword evidence (IDF-weighted share of the query's indexed words in the best "
         "keyword hit, damped by the share of the query the index knows) from which keywords "
         "get their full weight in fusion; below it they fade (paraphrases, other languages).",

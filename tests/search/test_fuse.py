@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from tsm.config import load
 from tsm.search.fuse import (
     DEFAULT_STATUS_WEIGHTS,
     RECENCY_FLOOR,
-    TYPICAL_VECTOR_DROP,
+    VECTOR_PARITY_DROP,
     keyword_weight,
     recency,
     rrf,
@@ -16,6 +19,8 @@ from tsm.search.fuse import (
     term_coverage,
     vector_weight,
 )
+from tsm.search.rank.params import RankingParams
+from tsm.search.rank.weights import Evidence, signal_weights
 
 approx = pytest.approx
 
@@ -222,6 +227,22 @@ def test_keyword_weight(coverage: float, parity: float, expected: float) -> None
     assert keyword_weight(coverage, parity) == approx(expected)
 
 
+def test_the_engine_weighs_keywords_and_vectors_equally_at_their_parities(tmp_path: Path) -> None:
+    """Keywords get full weight once their best hit holds half the query, and vectors weigh
+    as much once their top drops by a quarter: the constants chosen with each benchmark set
+    held out in turn (bench/results/fusion-held-out.md)."""
+    params = RankingParams.from_settings(load(tmp_path, {"TSM_NO_USER_CONFIG": "1"}))
+    assert params.keyword_parity == RankingParams().keyword_parity == 0.5
+    weights = signal_weights(
+        Evidence(keyword=0.5, vector_scores=cosines(0.90, 0.875), background=0.80), params
+    )
+    assert (weights.keyword, weights.vector) == (approx(1.0), approx(1.0))
+    half = signal_weights(
+        Evidence(keyword=0.25, vector_scores=cosines(0.9, 0.875), background=0.8), params
+    )
+    assert half.keyword == approx(0.25)
+
+
 def cosines(top: float, tenth: float) -> list[float]:
     """A ranking of twelve cosines falling evenly from `top` to `tenth`, then below."""
     step = (top - tenth) / 9
@@ -231,10 +252,11 @@ def cosines(top: float, tenth: float) -> list[float]:
 @pytest.mark.parametrize(
     ("top", "tenth", "floor", "expected"),
     [
-        (0.90, 0.87, 0.80, 0.3 / TYPICAL_VECTOR_DROP),  # a typical drop: weight 1
-        (0.90, 0.84, 0.80, 0.6 / TYPICAL_VECTOR_DROP),  # a clear winner
-        (0.90, 0.89, 0.80, 0.1 / TYPICAL_VECTOR_DROP),  # a flat run of look-alikes
-        (0.90, 0.75, 0.80, 1.0 / TYPICAL_VECTOR_DROP),  # drop capped at 1
+        (0.90, 0.875, 0.80, 1.0),  # a drop of a quarter: as much as keywords at parity
+        (0.90, 0.87, 0.80, 0.3 / VECTOR_PARITY_DROP),  # a median drop
+        (0.90, 0.84, 0.80, 0.6 / VECTOR_PARITY_DROP),  # a clear winner
+        (0.90, 0.89, 0.80, 0.1 / VECTOR_PARITY_DROP),  # a flat run of look-alikes
+        (0.90, 0.75, 0.80, 1.0 / VECTOR_PARITY_DROP),  # drop capped at 1
     ],
 )
 def test_vector_weight_from_the_drop(
@@ -244,11 +266,10 @@ def test_vector_weight_from_the_drop(
 
 
 def test_vector_weight_is_neutral_without_evidence() -> None:
-    assert TYPICAL_VECTOR_DROP == 0.3
     assert vector_weight(cosines(0.9, 0.87), None) == 1.0  # no background level
     assert vector_weight([0.9, 0.8, 0.7], 0.5) == 1.0  # fewer than ten documents
     assert vector_weight([0.5] * 12, 0.6) == 1.0  # the top is below the background
-    assert vector_weight([0.7] * 12, 0.6) == approx(0.1 / TYPICAL_VECTOR_DROP)  # ten tied
+    assert vector_weight([0.7] * 12, 0.6) == approx(0.1 / VECTOR_PARITY_DROP)  # ten tied
 
 
 # --- score-scaled RRF -----------------------------------------------------------------------

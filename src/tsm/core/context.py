@@ -39,8 +39,8 @@ DEFAULT_MIN_COVERAGE = 0.6
 COVERAGE_MIN_RELEVANCE = -0.02
 # A word of the prompt naming a hit's path, or keywords covering the prompt, vouch for it only
 # when the vectors single notes out at least this clearly (`vector_drop`, (top - 10th cosine)
-# / (top - mean cosine)): 0.3 is the median drop on tsm's five retrieval sets
-# (fuse.TYPICAL_VECTOR_DROP), not a fit to the abstention prompts.
+# / (top - mean cosine)): 0.3 is the median drop on tsm's five retrieval sets, not a fit
+# to the abstention prompts.
 DEFAULT_MIN_DROP = 0.3
 # Words of a hit's path that the prompt names and no generic request uses ("undici",
 # "certificate"): this many vouch for the hit on their own.

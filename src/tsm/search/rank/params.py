@@ -26,7 +26,7 @@ class RankingParams:
     (rank/missing.py), and the score multipliers (rank/multipliers.py)."""
 
     rrf_k: int = 1000
-    keyword_parity: float = 0.6
+    keyword_parity: float = fuse.KEYWORD_PARITY
     bridge_weight: float = fuse.BRIDGE_WEIGHT
     bridge_parity: float = fuse.BRIDGE_PARITY
     synonym_weight: float = fuse.SYNONYM_WEIGHT
