@@ -28,6 +28,9 @@ QUERIES: list[dict[str, Any]] = [
     {"text": "install git", "tags": ("git",)},
     {"text": "install git", "paths": ("notes",)},
     {"text": "LoRa", "include_content": 50},
+    # Phrases of several terms: "wi-fi" is two to FTS5, and the bridge translates "power
+    # consumption" into 消費 電力 (PostgreSQL matches phrases in the same statements).
+    {"text": "power consumption of a wi-fi module"},
 ]
 
 

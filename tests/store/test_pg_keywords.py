@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from tests import pg
 from tsm.models import Chunk, Document, Section
 from tsm.search.fts import COLUMN_WEIGHTS, match_expression, quote_term
-from tsm.store import keywords, migrations, pg_keywords, postgres
+from tsm.store import hits, keywords, migrations, pg_keywords, postgres
 from tsm.store.connect import Transaction, open_db
 from tsm.store.documents import ChunkRow, delete_document, write_document
 from tsm.text.tokenizer import get_tokenizer
@@ -198,6 +198,21 @@ def _compare(lite: sqlite3.Connection, server: Any, expression: str) -> None:
         assert keywords.count_matching_documents(
             server, expression, where, params
         ) == keywords.count_matching_documents(lite, expression, where, params)
+    # What search/coverage.py reads in one statement, and what a page of results tests each
+    # of its chunks against (store.hits.hit_rows).
+    for frequencies in (True, False):
+        assert keywords.term_matches(
+            server, batch, among, frequencies=frequencies
+        ) == keywords.term_matches(lite, batch, among, frequencies=frequencies)
+    conditions = [keywords.chunk_condition(c, expression) for c in (lite, server)]
+    assert None not in conditions
+    assert {
+        i: row.matches
+        for i, row in hits.hit_rows(lite, among, (), [conditions[0]]).items()  # type: ignore[list-item]
+    } == {
+        i: row.matches
+        for i, row in hits.hit_rows(server, among, (), [conditions[1]]).items()  # type: ignore[list-item]
+    }
 
 
 @settings(
