@@ -25,7 +25,7 @@ from . import fuse
 from .chunkmap import ChunkDocuments, chunk_documents
 from .coverage import TermCoverage, read_together
 from .entities import EntityMatch, entity_documents
-from .fts import fts_hits, match_expression
+from .fts import fts_hits, fts_ranking, match_expression
 from .hydrate import build_hits, select_fresh
 from .query import Filters, Query
 from .rank.missing import estimate_missing, keyword_chunks
@@ -385,15 +385,12 @@ def _bridge_signal(
     if lexicon is None:
         return [], ([], None)
     groups = bridge_groups(text, tokenizer, lexicon)
-    db_key = ctx.settings.store_key
 
     def ranking(groups: list[BridgeGroup]) -> Ranked:
         expression = bridge_expression(groups)
         if expression is None:
             return [], None
-        ranked, _ = fts_hits(
-            ctx.conn, expression, where, params, depth, lambda: chunk_documents(ctx.conn, db_key)
-        )
+        ranked = fts_ranking(ctx.conn, expression, where, params, depth)
         return ranked, TermCoverage(
             ctx.conn, [g.source for g in groups], {g.source: g.expression for g in groups}
         )

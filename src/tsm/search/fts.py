@@ -39,20 +39,35 @@ def fts_hits(
     """Best chunk per document as (chunk_id, document_id, bm25), best first, and the number of
     matching documents. `where` filters on `c` (chunks) and `d` (documents); `chunk_docs`
     makes the count cheap when there is no filter."""
-    if where == filters.EVERYTHING:
-        rows = _unfiltered_hits(conn, expression, limit)
-    else:
-        rows = keywords.best_chunk_per_document(
-            conn, expression, COLUMN_WEIGHTS, where, params, limit
-        )
+    rows = _ranked_rows(conn, expression, where, params, limit)
     if len(rows) < limit:
         total = len(rows)
     elif where == filters.EVERYTHING and chunk_docs is not None:
         total = chunk_docs().count_documents(keywords.matching_chunk_ids(conn, expression))
     else:  # counting needs no ranking
         total = keywords.count_matching_documents(conn, expression, where, params)
+    return _matches(rows), total
+
+
+def fts_ranking(
+    conn: Connection, expression: str, where: str, params: Sequence[object], limit: int
+) -> list[Match]:
+    """fts_hits' ranking without its count, for a ranking whose count nobody reads (the
+    bridge's): counting every match is a statement of its own."""
+    return _matches(_ranked_rows(conn, expression, where, params, limit))
+
+
+def _matches(rows: list[keywords.KeywordMatch]) -> list[Match]:
     # bm25() is negative (lower is better); expose positive scores.
-    return [Match(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows], total
+    return [Match(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows]
+
+
+def _ranked_rows(
+    conn: Connection, expression: str, where: str, params: Sequence[object], limit: int
+) -> list[keywords.KeywordMatch]:
+    if where == filters.EVERYTHING:
+        return _unfiltered_hits(conn, expression, limit)
+    return keywords.best_chunk_per_document(conn, expression, COLUMN_WEIGHTS, where, params, limit)
 
 
 def _unfiltered_hits(conn: Connection, expression: str, limit: int) -> list[keywords.KeywordMatch]:
