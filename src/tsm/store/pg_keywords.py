@@ -382,11 +382,14 @@ def _phrase_params(queries: Sequence[Query]) -> list[object]:
 
 
 def matching_chunk_ids(conn: Any, expression: str) -> Iterator[int]:
+    """The ids as one array: a common word's thousands of matches cost one row to read, not
+    a row each."""
     query = Query.parse(expression)
     if not query.phrases:
         return iter(())
-    sql = f"WITH {_PHRASES}, {_HOLDERS} {_MATCHING}"
-    return (r[0] for r in conn.execute(sql, _phrase_params([query])))
+    sql = f"WITH {_PHRASES}, {_HOLDERS} SELECT array_agg(m.chunk_id) FROM ({_MATCHING}) m"
+    (ids,) = conn.execute(sql, _phrase_params([query])).fetchone()
+    return iter(ids or ())
 
 
 def document_frequency(conn: Any, expression: str) -> int:
