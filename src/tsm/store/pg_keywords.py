@@ -517,6 +517,29 @@ def best_chunks(
     return [(int(c), int(d), float(r)) for c, d, r in rows]
 
 
+def best_chunks_and_matches(
+    conn: Any, expression: str, weights: Sequence[float], limit: int
+) -> tuple[list[tuple[int, int, float]], list[int]]:
+    """best_chunks, and the id of every matching chunk (matching_chunk_ids), in one
+    statement: the ranking has every match in hand, so the count that follows a full
+    ranking costs neither a round trip nor a second pass over the phrases. The ids come as
+    one array, in a last row of their own."""
+    params = _ranked(Query.parse(expression), weights)
+    if params is None:
+        return [], []
+    rows = conn.execute(
+        f"""WITH r AS MATERIALIZED ({RANKED})
+            SELECT b.chunk_id, c.document_id, b.rank, NULL::bigint[] FROM (
+                SELECT chunk_id, rank FROM r ORDER BY rank, chunk_id LIMIT ?) b
+            JOIN chunks c ON c.id = b.chunk_id
+            UNION ALL SELECT NULL, NULL, NULL, (SELECT array_agg(chunk_id) FROM r)
+            ORDER BY 3, 2, 1""",
+        (*params, limit),
+    ).fetchall()
+    *ranked, (_, _, _, ids) = rows
+    return [(int(c), int(d), float(r)) for c, d, r, _ in ranked], list(ids or ())
+
+
 def best_chunk_per_document(
     conn: Any,
     expression: str,
@@ -573,11 +596,9 @@ def _term_matches(
     if chunk_ids:
         parts.append(_AMONG)
         params += [list(chunk_ids), list(chunk_ids)]
-    total, found, among = (
-        None,
-        [0] * len(queries) if frequencies else None,
-        [set() for _ in queries],
-    )
+    total: int | None = None
+    found: list[int] | None = [0] * len(queries) if frequencies else None
+    among: list[set[int]] = [set() for _ in queries]
     if not parts:
         return total, found, among
     sql = f"WITH {_PHRASES}, {_HOLDERS} " + " UNION ALL ".join(parts)
