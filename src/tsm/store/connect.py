@@ -7,7 +7,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -30,6 +30,19 @@ def is_postgres(conn: Any) -> bool:
     """Whether `conn` is a PostgreSQL store: where the two engines' SQL differs, the store
     modules branch on this."""
     return getattr(conn, "dialect", "sqlite") == "postgres"
+
+
+def in_values(
+    conn: Any, column: str, values: Sequence[object], sql_type: str
+) -> tuple[str, list[object]]:
+    """`column IN (values)` as an SQL truth value and its parameters. On PostgreSQL the values
+    are one array parameter of `sql_type`, so the statement's text is the same whatever their
+    number: psycopg parses it once and the server plans it once, where a placeholder per
+    value made each page of results a statement never seen before. On SQLite a placeholder
+    each, as SQLite prepares a statement in the process anyway; no values match nothing."""
+    if is_postgres(conn):
+        return f"{column} = ANY(?::{sql_type}[])", [list(values)]
+    return f"{column} IN ({','.join('?' * len(values)) or 'NULL'})", list(values)
 
 
 def engine_name(conn: Any) -> str:

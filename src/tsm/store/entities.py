@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .connect import Connection
+from .connect import Connection, is_postgres
 
 
 class EntityRow(NamedTuple):
@@ -37,10 +37,7 @@ def entity_rows(
     tag index, [name, name + "0"), which holds name and name/… since "0" sorts right after
     "/" (an OR of ranges made SQLite scan the whole index); the range also holds names such
     as name-x, which the caller drops."""
-    sizes = " UNION ALL ".join(
-        "SELECT CAST(? AS TEXT), tag, COUNT(*) FROM tags WHERE tag >= ? AND tag < ? GROUP BY tag"
-        for _ in names
-    )
+    sizes, ranges = _tag_sizes(conn, names)
     tagged = f"""SELECT s.name, s.tag, s.size, t.document_id, c.id FROM sizes s
                  JOIN tags t ON t.tag = s.tag JOIN documents d ON d.id = t.document_id
                  JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0
@@ -49,10 +46,28 @@ def entity_rows(
                 FROM names n JOIN documents d ON d.id = n.document_id
                 JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0
                 WHERE n.name = ? AND n.kind IN ('title', 'alias') AND {where}"""
-    ranges = [value for name in names for value in (name, name, name + "0")]
     if names:
         sql = f"WITH sizes(name, tag, size) AS ({sizes}) {tagged} UNION ALL {named}"
         values = [*ranges, max_size, *params, whole, *params]
     else:
         sql, values = named, [whole, *params]
     return [EntityRow._make(row) for row in conn.execute(sql, values)]
+
+
+def _tag_sizes(conn: Connection, names: Sequence[str]) -> tuple[str, list[object]]:
+    """The tags in each name's range with their sizes, as (name, tag, size) rows, and the
+    parameters. On PostgreSQL one range per name through LATERAL over the names as an array,
+    so the statement's text is the same for any number of names (planned once: with a
+    UNION branch per name each query was a statement the server had never seen)."""
+    if is_postgres(conn):
+        return (
+            """SELECT q.name, s.tag, s.size FROM unnest(?::text[], ?::text[]) AS q(name, upto)
+               CROSS JOIN LATERAL (SELECT t.tag, COUNT(*) AS size FROM tags t
+                                   WHERE t.tag >= q.name AND t.tag < q.upto GROUP BY t.tag) s""",
+            [list(names), [name + "0" for name in names]],
+        )
+    sizes = " UNION ALL ".join(
+        "SELECT CAST(? AS TEXT), tag, COUNT(*) FROM tags WHERE tag >= ? AND tag < ? GROUP BY tag"
+        for _ in names
+    )
+    return sizes, [value for name in names for value in (name, name, name + "0")]

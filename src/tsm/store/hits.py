@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import scope
-from .connect import Connection, is_postgres
+from .connect import Connection, in_values, is_postgres
 
 # Document ids per statement, a bound variable each (SQLite before 3.32 allowed 999).
 _BATCH = 500
@@ -59,12 +59,10 @@ def documents_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultDoc
     visible, visible_params = scope.visible(conn, "documents")
     local, local_params = scope.written_here(conn)
     for start in range(0, len(ids), _BATCH):
-        part = ids[start : start + _BATCH]
-        marks = ",".join("?" * len(part))
+        among, among_params = in_values(conn, "id", ids[start : start + _BATCH], "bigint")
         for row in conn.execute(
-            f"SELECT {_DOCUMENT_COLUMNS}, {local} FROM documents "
-            f"WHERE id IN ({marks}) AND {visible}",
-            (*local_params, *part, *visible_params),
+            f"SELECT {_DOCUMENT_COLUMNS}, {local} FROM documents WHERE {among} AND {visible}",
+            (*local_params, *among_params, *visible_params),
         ):
             docs[row[0]] = ResultDocument._make(row)
     return docs
@@ -72,12 +70,11 @@ def documents_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultDoc
 
 def chunks_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultChunk]:
     """The passage of each of these chunks, by id; one statement (a page of results)."""
+    among, params = in_values(conn, "id", ids, "bigint")
     return {
         row[0]: ResultChunk._make(row)
         for row in conn.execute(
-            "SELECT id, chunk_index, section, page, text FROM chunks WHERE id IN "
-            f"({','.join('?' * len(ids))})",
-            ids,
+            f"SELECT id, chunk_index, section, page, text FROM chunks WHERE {among}", params
         )
     }
 
@@ -118,14 +115,14 @@ def hit_rows(
         else "(SELECT group_concat(tag, char(31)) FROM (SELECT t.tag FROM tags t "
         "WHERE t.document_id = c.document_id ORDER BY t.tag))"
     )
-    ids = ",".join("?" * len(chunk_ids))
-    wanted = ",".join("?" * len(content_of)) or "NULL"
+    wanted, wanted_params = in_values(conn, "c.document_id", content_of, "bigint")
+    among, among_params = in_values(conn, "c.id", chunk_ids, "bigint")
     rows = conn.execute(
         f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.text,
                    (SELECT COUNT(*) FROM chunks n WHERE n.document_id = c.document_id), {tags},
-                   CASE WHEN c.document_id IN ({wanted}) THEN d.text END{tests}
-            FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({ids})""",
-        (*content_of, *test_params, *chunk_ids),
+                   CASE WHEN {wanted} THEN d.text END{tests}
+            FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {among}""",
+        (*wanted_params, *test_params, *among_params),
     )
     return {
         row[0]: HitRow._make(
