@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI, hence `tsm mcp`, sets it
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "src"))
@@ -97,6 +98,18 @@ def instrument_sqlite(conn: Any, recorder: Recorder) -> None:
             recorder.sent.append(Statement(caller_label(), sql, None, 0.0))
 
     conn.set_trace_callback(trace)
+
+
+def backend_pid(conn: Any) -> int:
+    return int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+
+
+def backend_cpu(pid: int | None) -> float:
+    """The CPU seconds (user + system) a PostgreSQL backend on this machine has used."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def settings_env(args: argparse.Namespace, root: Path, state: Path) -> dict[str, str]:
@@ -261,12 +274,21 @@ def main() -> None:
 
             for q in queries[: args.warmup]:
                 knowledge.search(SearchRequest(q, now=clock()))
+            backend = backend_pid(conn) if postgres else None
             recorder.on = True
             load = os.getloadavg()
+            cpu = time.process_time(), backend_cpu(backend)
             searches = [one(queries[i % len(queries)]) for i in range(args.queries)]
+            cpu_after = time.process_time(), backend_cpu(backend)
             load_after = os.getloadavg()
             recorder.on = False
             summary = summarise(searches)
+            # CPU time per search: what the work costs, whatever the machine's other load
+            # adds to the wall time (each round trip waits for the other process's turn).
+            summary["client_cpu_ms"] = (cpu_after[0] - cpu[0]) * 1000 / args.queries
+            summary["server_cpu_ms"] = (
+                (cpu_after[1] - cpu[1]) * 1000 / args.queries if backend else None
+            )
             summary["load"] = [round(x, 2) for x in load]
             summary["load_after"] = [round(x, 2) for x in load_after]
             print(json.dumps(summary, indent=1), flush=True)
