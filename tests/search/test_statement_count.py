@@ -132,3 +132,25 @@ def test_many_hits_cost_what_a_few_cost(
     assert len(result.results) == 50 and all(hit.related for hit in result.results)
     assert len(many) <= MAX_STATEMENTS, "\n".join(many)
     assert len(few) == len(many), "\n---\n".join(["\n".join(few), "\n".join(many)])
+
+
+def test_a_search_asks_the_change_log_once(
+    indexed_read_only: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunk map (which counts the keyword matches) and the vector index both check the
+    change log against the same stamp: one search asks it once. Few candidates per signal
+    make the keyword ranking full, so the matches are counted."""
+    monkeypatch.setenv("TSM_CANDIDATES", "1")
+    local = LocalKnowledge(config.load(indexed_read_only))
+    try:
+        asked = {"text": "git install notes", "top_k": 1}
+        local.search(SearchRequest(**asked, now=clock()))  # caches filled once per process
+        another_transaction_ends(local)
+        with counted(local.conn()) as sent:
+            result = local.search(SearchRequest(**asked, now=clock()))
+    finally:
+        local.close()
+    # a full keyword ranking (3 deep) is counted; the vectors were used
+    assert result.total_matches >= 3 and result.mode == "hybrid"
+    log = [sql for sql in sent if "vector_changes" in sql or "sqlite_sequence" in sql]
+    assert len(log) == 1, "\n".join(log)
