@@ -9,6 +9,7 @@ the CPU time the searches cost this process and (PostgreSQL on this machine) the
 process that answered them, and the statements sent.
 
     python bench/pg_search_ab.py ../base-pgperf/src src --store-url URL --root CORPUS
+    python bench/pg_search_ab.py ../base-pgperf/src src --root CORPUS --state STATE  # SQLite
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def main() -> None:
     parser.add_argument("trees", nargs=2, type=Path, help="two source trees (src dirs)")
     parser.add_argument("--store-url", help="a PostgreSQL store (default: SQLite in --state)")
     parser.add_argument("--root", type=Path, help="the corpus (default: built in a temp dir)")
+    parser.add_argument("--state", type=Path, help="the state dir of an SQLite index of --root")
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=400, help="searches per version")
     parser.add_argument("--warmup", type=int, default=30)
@@ -87,7 +89,7 @@ def main() -> None:
         root = args.root or Path(tmp) / "corpus"
         if args.root is None:
             print("corpus:", build_corpus(root, args.chunks, 1000), flush=True)
-        state = Path(tmp) / "state"
+        state = args.state or Path(tmp) / "state"
         if args.store_url:
             adopt_workspace(args.store_url, state)
         env = settings_env(argparse.Namespace(store_url=args.store_url), root, state)
