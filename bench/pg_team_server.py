@@ -19,6 +19,11 @@ wall time at the client. The clients run on the same machine as the server and P
     .venv/bin/python bench/pg_team_server.py                   # starts its own PostgreSQL
     .venv/bin/python bench/pg_team_server.py --pg-url postgresql://tsm@127.0.0.1:5432/tsm
     .venv/bin/python bench/pg_team_server.py --stores postgres --daemon --seconds 30
+
+With --workdir DIR the corpus, the SQLite index and the PostgreSQL database (on --pg-url's
+server, its URL kept in DIR/pg-url) are made once and kept there: later runs with the same
+DIR only serve, so two checkouts can be timed alternately on the same indexes
+(bench/pg_team_server_ab.sh).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,8 +148,13 @@ def run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 7200
     return proc.stdout
 
 
-def index_store(store: Store) -> None:
-    """`tsm index` of the whole corpus, timed (model load and process start included)."""
+def index_store(store: Store, done: Path | None = None) -> None:
+    """`tsm index` of the whole corpus, timed (model load and process start included); with
+    `done`, only once: its report is kept there and read back by later runs."""
+    if done is not None and done.exists():
+        store.index = json.loads(done.read_text()) | {"reused": True}
+        print(f"{store.name}: indexed before {json.dumps(store.index)}", flush=True)
+        return
     load = os.getloadavg()[0]
     started = time.perf_counter()
     out = run([sys.executable, "-m", "tsm", "index", "-f", "json"], store.env)
@@ -160,6 +170,48 @@ def index_store(store: Store) -> None:
         "load_after": round(os.getloadavg()[0], 2),
     }
     print(f"{store.name}: indexed {json.dumps(store.index)}", flush=True)
+    if done is not None:
+        done.write_text(json.dumps(store.index))
+
+
+@contextmanager
+def work_directory(workdir: str | None) -> Iterator[Path]:
+    if workdir:
+        path = Path(workdir)
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="tsm-bench-team-") as tmp:
+        yield Path(tmp)
+
+
+def corpus_in(root: Path, args: argparse.Namespace) -> dict[str, int]:
+    """The corpus under `root`: built, or read back from a --workdir's earlier run."""
+    made = root.parent / "corpus.json"
+    if args.workdir and made.exists():
+        return dict(json.loads(made.read_text()))
+    corpus = build_corpus(root, args.chunks, args.chunk_chars)
+    made.write_text(json.dumps(corpus))
+    return corpus
+
+
+@contextmanager
+def kept_database(workdir: Path, args: argparse.Namespace) -> Iterator[str]:
+    """--workdir's database: made on --pg-url's server on the first run, kept after."""
+    import psycopg
+
+    kept = workdir / "pg-url"
+    if kept.exists():
+        yield kept.read_text().strip()
+        return
+    if not args.pg_url:
+        raise SystemExit("--workdir needs --pg-url: its database outlives the run")
+    name = f"bench_team_{os.getpid()}"
+    with psycopg.connect(args.pg_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = urlunsplit(urlsplit(args.pg_url)._replace(path=f"/{name}"))
+    kept.write_text(url + "\n")
+    yield url
 
 
 # -- an MCP client over plain HTTP ------------------------------------------------------------
@@ -342,9 +394,50 @@ def serve_store(store: Store, args: argparse.Namespace, queries: list[str]) -> N
         subprocess.run(
             [sys.executable, "-m", "tsm", "stop"], env=store.env, capture_output=True, timeout=60
         )
-    store.serving = {
+    store.serving = served(args, latencies, took, errors, seconds, load, after)
+    print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
+
+
+def serve_alternately(stores: list[Store], args: argparse.Namespace, queries: list[str]) -> None:
+    """Every store's `tsm mcp --http` running at once, the timed window cut into --slices
+    slices served by turns (A B, B A, …), so that the machine's changing load falls on
+    each store alike; the first slice of each store has the warm-up, the others one second."""
+    got: dict[str, tuple[list[float], list[float], list[str]]] = {
+        s.name: ([], [], []) for s in stores
+    }
+    with ExitStack() as running:
+        ports = {s.name: running.enter_context(mcp_server(s.env)) for s in stores}
+        load = os.getloadavg()
+        for n in range(args.slices):
+            shift = (n * 37) % len(queries)  # each slice goes on through the queries
+            turn = queries[shift:] + queries[:shift]
+            for store in stores if n % 2 == 0 else stores[::-1]:
+                warmup = args.warmup if n == 0 else min(1.0, args.warmup)
+                latencies, took, errors, _ = load_test(
+                    ports[store.name], args.clients, args.seconds / args.slices, warmup, turn
+                )
+                for into, part in zip(got[store.name], (latencies, took, errors), strict=True):
+                    into.extend(part)  # type: ignore[attr-defined]
+        after = os.getloadavg()
+    for store in stores:
+        latencies, took, errors = got[store.name]
+        store.serving = served(args, latencies, took, errors, args.seconds, load, after)
+        print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
+
+
+def served(
+    args: argparse.Namespace,
+    latencies: list[float],
+    took: list[float],
+    errors: list[str],
+    seconds: float,
+    load: tuple[float, float, float],
+    after: tuple[float, float, float],
+) -> dict[str, Any]:
+    return {
         "clients": args.clients,
         "through_daemon": args.daemon,
+        "slices": args.slices,
         "searches": len(latencies),
         "errors": len(errors),
         "first_errors": errors[:3],
@@ -357,13 +450,18 @@ def serve_store(store: Store, args: argparse.Namespace, queries: list[str]) -> N
         "load_before": [round(x, 2) for x in load],
         "load_after": [round(x, 2) for x in after],
     }
-    print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
 
 
 # -- the report -------------------------------------------------------------------------------
 def commit() -> str:
+    """The commit of the tsm that served: the checkout whose `src` PYTHONPATH names first
+    (bench/pg_team_server_ab.sh), else this one."""
+    first = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+    source = Path(first).parent if first else ROOT
     proc = subprocess.run(
-        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
+        ["git", "-C", str(source), "describe", "--always", "--dirty"],
+        capture_output=True,
+        text=True,
     )
     return proc.stdout.strip()
 
@@ -384,6 +482,11 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "## Indexing (`tsm index`, one process)",
         "",
+        *(
+            ["Indexed by an earlier run in the same --workdir (with that run's code).", ""]
+            if any(s["index"].get("reused") for s in stores)
+            else []
+        ),
         "| store | documents | chunks | seconds | chunks/s | load avg before → after |",
         "|---|---:|---:|---:|---:|---|",
     ]
@@ -404,6 +507,8 @@ def markdown(report: dict[str, Any]) -> str:
     s0 = next((s["serving"] for s in stores if s["serving"]), None)
     if s0:
         where = "through the daemon" if s0["through_daemon"] else "in the MCP server's process"
+        if s0.get("slices"):
+            where += f"; the stores served by turns in {s0['slices']} slices"
         lines += [
             "",
             f"## Search: `tsm mcp --http`, {s0['clients']} concurrent clients, "
@@ -436,26 +541,41 @@ def main() -> None:
     parser.add_argument("--chunk-chars", type=int, default=1000)
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pg_team_server"))
+    parser.add_argument("--workdir", help="keep the corpus and the indexes here, and reuse them")
+    parser.add_argument(
+        "--slices",
+        type=int,
+        default=0,
+        help="serve every store at once, their turns alternated over this many slices of "
+        "the timed window (default 0: one store after the other)",
+    )
     args = parser.parse_args()
+    if args.slices and args.daemon:
+        parser.error("--slices serves the stores in this process's MCP servers, not a daemon")
     names = [n for n in args.stores.split(",") if n]
     queries = load_queries(400)
-    with tempfile.TemporaryDirectory(prefix="tsm-bench-team-") as tmp:
-        root = Path(tmp) / "corpus"
-        corpus = build_corpus(root, args.chunks, args.chunk_chars)
+    with work_directory(args.workdir) as tmp:
+        root = tmp / "corpus"
+        corpus = corpus_in(root, args)
         print(f"corpus: {corpus}", flush=True)
         stores: list[Store] = []
-        database = postgres_database(args) if "postgres" in names else nullcontext(None)
+        database: AbstractContextManager[str | None] = nullcontext(None)
+        if "postgres" in names:
+            database = kept_database(tmp, args) if args.workdir else postgres_database(args)
         with database as url:
             for name in names:
-                env = base_env(root, Path(tmp) / f"state-{name}")
+                env = base_env(root, tmp / f"state-{name}")
                 env["TSM_CHUNK_CHARS"] = str(args.chunk_chars)
                 if name == "postgres":
                     assert url is not None
                     env["TSM_STORE_URL"] = url
                 store = Store(name, env)
-                index_store(store)
-                serve_store(store, args, queries)
+                index_store(store, tmp / f"indexed-{name}.json" if args.workdir else None)
+                if not args.slices:
+                    serve_store(store, args, queries)
                 stores.append(store)
+            if args.slices:
+                serve_alternately(stores, args, queries)
     report = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": platform.machine(),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tsm.models import Chunk, Document, Section
-from tsm.search.fts import fts_hits, match_expression, quote_term
+from tsm.search.fts import fts_hits, fts_ranking, match_expression, quote_term
 from tsm.store.connect import Transaction, open_db
 from tsm.store.documents import ChunkRow, write_document
 
@@ -169,3 +169,19 @@ def test_fts_hits_filter_applies(db: sqlite3.Connection) -> None:
         db.execute("SELECT path FROM documents WHERE id = ?", (h[1],)).fetchone()[0] for h in hits
     ]
     assert (paths, total) == (["keep/a.md"], 1)
+
+
+def test_fts_ranking_is_fts_hits_without_the_count(db: sqlite3.Connection) -> None:
+    """A ranking whose count nobody reads (the bridge's) reads the index once: the same hits
+    as fts_hits, without the statement that counts every match."""
+    for i in range(5):
+        add_document(db, f"n{i}.md", ["deer"] * (i + 1))
+    expr = match_expression(["deer"])
+    assert expr is not None
+    for where, params in (("1", ()), ("d.id > ?", (0,))):
+        sent: list[str] = []
+        db.set_trace_callback(sent.append)
+        ranked = fts_ranking(db, expr, where, params, limit=2)
+        db.set_trace_callback(None)
+        assert ranked == fts_hits(db, expr, where, params, limit=2)[0]
+        assert len([sql for sql in sent if not sql.startswith("--")]) == 1, sent

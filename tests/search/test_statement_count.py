@@ -16,6 +16,7 @@ import pytest
 from tsm import config
 from tsm.core.knowledge import LocalKnowledge
 from tsm.core.request import SearchRequest, clock
+from tsm.search import chunkmap, vector
 from tsm.store.connect import Connection
 
 MAX_STATEMENTS = 12
@@ -28,6 +29,9 @@ QUERIES: list[dict[str, Any]] = [
     {"text": "install git", "tags": ("git",)},
     {"text": "install git", "paths": ("notes",)},
     {"text": "LoRa", "include_content": 50},
+    # Phrases of several terms: "wi-fi" is two to FTS5, and the bridge translates "power
+    # consumption" into 消費 電力 (PostgreSQL matches phrases in the same statements).
+    {"text": "power consumption of a wi-fi module"},
 ]
 
 
@@ -129,3 +133,36 @@ def test_many_hits_cost_what_a_few_cost(
     assert len(result.results) == 50 and all(hit.related for hit in result.results)
     assert len(many) <= MAX_STATEMENTS, "\n".join(many)
     assert len(few) == len(many), "\n---\n".join(["\n".join(few), "\n".join(many)])
+
+
+def test_a_search_asks_the_change_log_once_per_stamp(
+    indexed_read_only: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunk map (which counts the keyword matches) and the vector index each check the
+    change log against the stamp they were read at: one search asks once per distinct
+    stamp. SQLite's stamp is the log's last entry, the same for both until a write; on
+    PostgreSQL it also holds the oldest transaction running when each was read, which
+    another client's work may have moved in between. Few candidates per signal make the
+    keyword ranking full, so the matches are counted."""
+    monkeypatch.setenv("TSM_CANDIDATES", "1")
+    settings = config.load(indexed_read_only)
+    local = LocalKnowledge(settings)
+    try:
+        asked = {"text": "git install notes", "top_k": 1}
+        local.search(SearchRequest(**asked, now=clock()))  # caches filled once per process
+        another_transaction_ends(local)
+        with counted(local.conn()) as sent:
+            result = local.search(SearchRequest(**asked, now=clock()))
+        model = local.embedder().name  # type: ignore[union-attr]
+    finally:
+        local.close()
+    # a full keyword ranking (3 deep) is counted; the vectors were used
+    assert result.total_matches >= 3 and result.mode == "hybrid"
+    stamps = {
+        chunkmap._cache[settings.store_key].stamp,
+        vector._cache[settings.store_key, model].stamp,
+    }
+    log = [sql for sql in sent if "vector_changes" in sql or "sqlite_sequence" in sql]
+    assert len(log) == len(stamps), "\n".join(log)
+    if all(isinstance(stamp, int) for stamp in stamps):
+        assert len(stamps) == 1  # SQLite's stamps: nothing was written in between

@@ -15,14 +15,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import pg
 from tsm.models import Chunk, Document, Section
-from tsm.search.fts import COLUMN_WEIGHTS, match_expression, quote_term
-from tsm.store import keywords, migrations
+from tsm.search.chunkmap import chunk_documents
+from tsm.search.fts import COLUMN_WEIGHTS, fts_hits, match_expression, quote_term
+from tsm.store import hits, keywords, migrations
 from tsm.store.connect import Transaction, open_db
 from tsm.store.documents import ChunkRow, delete_document, write_document
 from tsm.store.postgres import connection as postgres
@@ -200,6 +202,24 @@ def _compare(lite: sqlite3.Connection, server: Any, expression: str) -> None:
         assert keywords.count_matching_documents(
             server, expression, where, params
         ) == keywords.count_matching_documents(lite, expression, where, params)
+    ranked, matching = keywords.best_chunks_and_matches(server, expression, COLUMN_WEIGHTS, 40)
+    assert_same_ranking(keywords.best_chunks(lite, expression, COLUMN_WEIGHTS, 40), ranked)
+    assert sorted(matching()) == sorted(keywords.matching_chunk_ids(lite, expression))
+    # What search/coverage.py reads in one statement, and what a page of results tests each
+    # of its chunks against (store.hits.hit_rows).
+    for frequencies in (True, False):
+        assert keywords.term_matches(
+            server, batch, among, frequencies=frequencies
+        ) == keywords.term_matches(lite, batch, among, frequencies=frequencies)
+    conditions = [keywords.chunk_condition(c, expression) for c in (lite, server)]
+    assert None not in conditions
+    assert {
+        i: row.matches
+        for i, row in hits.hit_rows(lite, among, (), [conditions[0]]).items()  # type: ignore[list-item]
+    } == {
+        i: row.matches
+        for i, row in hits.hit_rows(server, among, (), [conditions[1]]).items()  # type: ignore[list-item]
+    }
 
 
 @settings(
@@ -507,3 +527,30 @@ def test_two_concurrent_writers_keep_the_statistics_right(pg_url: str, tmp_path:
     for conn in writers:
         conn.close()
     lite.close()
+
+
+def test_a_full_ranking_brings_its_count_in_its_own_statement(
+    both: tuple[sqlite3.Connection, Any],
+) -> None:
+    """fts_hits of words more documents hold than it ranks: the same hits and count as
+    SQLite's, and on PostgreSQL one statement, the ranking's, which also brings the id of
+    every match for the count (a second statement read them, and matched the phrase again)."""
+    lite, server = both
+    expression = '"deer" OR "layer" OR "boundary layer"'
+    expected = fts_hits(lite, expression, EVERYTHING, (), 5, lambda: chunk_documents(lite, "l"))
+    assert expected[1] > 5
+    docs = chunk_documents(server, "pg-keywords-count")
+    sent: list[str] = []
+
+    class Counting(psycopg.Cursor):  # type: ignore[type-arg]
+        def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+            sent.append(str(query))
+            return super().execute(query, params, **kw)
+
+    server.raw.cursor_factory = Counting
+    try:
+        got = fts_hits(server, expression, EVERYTHING, (), 5, lambda: docs)
+    finally:
+        server.raw.cursor_factory = psycopg.Cursor
+    assert got == expected
+    assert len(sent) == 1, sent

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..store import chunks, vectors
@@ -36,11 +36,15 @@ _cache: dict[str, ChunkDocuments] = {}
 _lock = threading.Lock()
 
 
-def chunk_documents(conn: Connection, db_key: str) -> ChunkDocuments:
-    """The cached map for this DB, brought up to date with the change log."""
+def chunk_documents(
+    conn: Connection, db_key: str, unchanged: Callable[[Stamp], bool] | None = None
+) -> ChunkDocuments:
+    """The cached map for this DB, brought up to date with the change log; `unchanged`
+    answers whether the log moved since a stamp (a search's LogCheck), else the store does."""
     with _lock:
         cached = _cache.get(db_key)
-        if cached is not None and vectors.unchanged_since(conn, cached.stamp):
+        check = unchanged or (lambda stamp: vectors.unchanged_since(conn, stamp))
+        if cached is not None and check(cached.stamp):
             return cached
         with read_snapshot(conn):  # the log and the chunks it names
             changes = vectors.changes_since(conn, cached.stamp) if cached is not None else None
@@ -72,3 +76,19 @@ def _patched(
     for row in chunks.documents_of_chunks(conn, changed):
         doc_of[row.chunk_id] = row.document_id
     return ChunkDocuments(doc_of, stamp)
+
+
+class LogCheck:
+    """The change log asked once per stamp for one search: its chunk map and its vector index
+    hold the same stamp, and asking again a few milliseconds later costs a round trip to a
+    server to learn what the first answer said. A change committed in between is seen by
+    the next search, as one committed just after this search is."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._answers: dict[Stamp, bool] = {}
+
+    def __call__(self, stamp: Stamp) -> bool:
+        if stamp not in self._answers:
+            self._answers[stamp] = vectors.unchanged_since(self.conn, stamp)
+        return self._answers[stamp]

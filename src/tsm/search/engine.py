@@ -22,10 +22,10 @@ from ..store.filters import count_documents, search_sql
 from ..text.tokenizer import JapaneseTokenizer, compiled_user_dict, get_tokenizer
 from ..workspace import StatePaths
 from . import fuse
-from .chunkmap import ChunkDocuments, chunk_documents
+from .chunkmap import ChunkDocuments, LogCheck, chunk_documents
 from .coverage import TermCoverage, read_together
 from .entities import EntityMatch, entity_documents
-from .fts import fts_hits, match_expression
+from .fts import fts_hits, fts_ranking, match_expression
 from .hydrate import build_hits, select_fresh
 from .query import Filters, Query
 from .rank.missing import estimate_missing, keyword_chunks
@@ -68,10 +68,14 @@ class SearchContext:
     # index still loading (a daemon's first seconds); its keywords answer meanwhile.
     wait_for_vectors: bool = True
     ranking: RankingParams | None = None  # None: from the settings
+    # Whether the change log moved since a stamp, asked once per search (chunkmap.LogCheck).
+    log: LogCheck | None = None
 
     def __post_init__(self) -> None:
         if self.ranking is None:
             self.ranking = RankingParams.from_settings(self.settings)
+        if self.log is None:
+            self.log = LogCheck(self.conn)
 
     @property
     def params(self) -> RankingParams:
@@ -255,7 +259,7 @@ def _keyword_signal(
     db_key = ctx.settings.store_key
 
     def chunk_docs() -> ChunkDocuments:
-        return chunk_documents(ctx.conn, db_key)
+        return chunk_documents(ctx.conn, db_key, ctx.log)
 
     read.keyword, read.total = fts_hits(ctx.conn, expression, where, params, depth, chunk_docs)
     table = load_synonyms(StatePaths(ctx.settings.state_dir).synonyms, tokenizer.query_terms)
@@ -385,15 +389,12 @@ def _bridge_signal(
     if lexicon is None:
         return [], ([], None)
     groups = bridge_groups(text, tokenizer, lexicon)
-    db_key = ctx.settings.store_key
 
     def ranking(groups: list[BridgeGroup]) -> Ranked:
         expression = bridge_expression(groups)
         if expression is None:
             return [], None
-        ranked, _ = fts_hits(
-            ctx.conn, expression, where, params, depth, lambda: chunk_documents(ctx.conn, db_key)
-        )
+        ranked = fts_ranking(ctx.conn, expression, where, params, depth)
         return ranked, TermCoverage(
             ctx.conn, [g.source for g in groups], {g.source: g.expression for g in groups}
         )
@@ -453,7 +454,7 @@ def _vector_signal(
     try:
         name, qvec, generic = embedding.result()
         load = load_index if wait else load_index_if_loaded
-        index = load(ctx.conn, ctx.settings.store_key, name, int(qvec.shape[0]))
+        index = load(ctx.conn, ctx.settings.store_key, name, int(qvec.shape[0]), ctx.log)
         if index is None:
             raise VectorsLoading("the vector index is still loading")
         if index.live_rows == 0:

@@ -3,7 +3,7 @@ turns any user text into quoted terms, so FTS5 syntax (`"`, `*`, `AND`, `(`, `-`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..store import filters, keywords
@@ -39,32 +39,61 @@ def fts_hits(
     """Best chunk per document as (chunk_id, document_id, bm25), best first, and the number of
     matching documents. `where` filters on `c` (chunks) and `d` (documents); `chunk_docs`
     makes the count cheap when there is no filter."""
+    matching = None
     if where == filters.EVERYTHING:
-        rows = _unfiltered_hits(conn, expression, limit)
+        rows, matching = _unfiltered_hits(conn, expression, limit, count=True)
     else:
         rows = keywords.best_chunk_per_document(
             conn, expression, COLUMN_WEIGHTS, where, params, limit
         )
     if len(rows) < limit:
         total = len(rows)
-    elif where == filters.EVERYTHING and chunk_docs is not None:
-        total = chunk_docs().count_documents(keywords.matching_chunk_ids(conn, expression))
+    elif matching is not None and chunk_docs is not None:
+        total = chunk_docs().count_documents(matching())
     else:  # counting needs no ranking
         total = keywords.count_matching_documents(conn, expression, where, params)
+    return _matches(rows), total
+
+
+def fts_ranking(
+    conn: Connection, expression: str, where: str, params: Sequence[object], limit: int
+) -> list[Match]:
+    """fts_hits' ranking without its count, for a ranking whose count nobody reads (the
+    bridge's): counting every match is a statement of its own."""
+    return _matches(_ranked_rows(conn, expression, where, params, limit))
+
+
+def _matches(rows: list[keywords.KeywordMatch]) -> list[Match]:
     # bm25() is negative (lower is better); expose positive scores.
-    return [Match(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows], total
+    return [Match(int(r.chunk_id), int(r.document_id), -float(r.rank)) for r in rows]
 
 
-def _unfiltered_hits(conn: Connection, expression: str, limit: int) -> list[keywords.KeywordMatch]:
+def _ranked_rows(
+    conn: Connection, expression: str, where: str, params: Sequence[object], limit: int
+) -> list[keywords.KeywordMatch]:
+    if where == filters.EVERYTHING:
+        return _unfiltered_hits(conn, expression, limit, count=False)[0]
+    return keywords.best_chunk_per_document(conn, expression, COLUMN_WEIGHTS, where, params, limit)
+
+
+def _unfiltered_hits(
+    conn: Connection, expression: str, limit: int, *, count: bool
+) -> tuple[list[keywords.KeywordMatch], Callable[[], Iterable[int]]]:
     """Without filters FTS5 can keep just the best rows by rank (store.keywords.best_chunks);
-    a document's chunks may repeat, so fetch more rows until `limit` docs."""
+    a document's chunks may repeat, so fetch more rows until `limit` docs. With `count`,
+    also a way to read every matching chunk's id (store.keywords.best_chunks_and_matches)."""
     best: dict[int, keywords.KeywordMatch] = {}
     fetch = limit * 3
     while True:
-        rows = keywords.best_chunks(conn, expression, COLUMN_WEIGHTS, fetch)
+        if count:
+            rows, matching = keywords.best_chunks_and_matches(
+                conn, expression, COLUMN_WEIGHTS, fetch
+            )
+        else:
+            rows, matching = keywords.best_chunks(conn, expression, COLUMN_WEIGHTS, fetch), tuple
         best = {}
         for row in rows:
             best.setdefault(row.document_id, row)
         if len(best) >= limit or len(rows) < fetch:
-            return list(best.values())[:limit]
+            return list(best.values())[:limit], matching
         fetch *= 4

@@ -244,7 +244,11 @@ _lock = threading.Lock()
 
 
 def load_index_if_loaded(
-    conn: Connection, db_key: str, model: str, dim: int | None = None
+    conn: Connection,
+    db_key: str,
+    model: str,
+    dim: int | None = None,
+    unchanged: Callable[[Stamp], bool] | None = None,
 ) -> VectorIndex | AnnIndex | None:
     """`load_index` for a search that must not wait while the daemon loads the vectors (a
     full load of 10^5 rows takes seconds): None while nothing is cached yet, and the cached
@@ -254,17 +258,24 @@ def load_index_if_loaded(
         return None
     if _lock.locked():
         return cached
-    return load_index(conn, db_key, model, dim)
+    return load_index(conn, db_key, model, dim, unchanged)
 
 
 def load_index(
-    conn: Connection, db_key: str, model: str, dim: int | None = None
+    conn: Connection,
+    db_key: str,
+    model: str,
+    dim: int | None = None,
+    unchanged: Callable[[Stamp], bool] | None = None,
 ) -> VectorIndex | AnnIndex:
     """The cached matrix for this DB and model, brought up to date with the change log; on
     PostgreSQL from ANN_MIN_ROWS vectors on, the HNSW index's handle instead. `dim`, the
     query's dimension, leaves out vectors the model made with another one (and is needed
-    for the HNSW path, whose index is per dimension)."""
+    for the HNSW path, whose index is per dimension). `unchanged` answers whether the log
+    moved since a stamp (a search's chunkmap.LogCheck), else the store does."""
     key = (db_key, model)
+    if unchanged is None:
+        unchanged = functools.partial(vectors.unchanged_since, conn)
     with _lock:
         cached = _cache.get(key)
         if cached is not None and dim is not None and _dim(cached) not in (None, dim):
@@ -272,10 +283,10 @@ def load_index(
         if isinstance(cached, AnnIndex):
             if time.monotonic() - cached.checked < ANN_REFRESH_SECONDS:
                 return cached
-            if vectors.unchanged_since(conn, cached.stamp):
+            if unchanged(cached.stamp):
                 _cache[key] = replace(cached, checked=time.monotonic())
                 return _cache[key]
-        elif cached is not None and vectors.unchanged_since(conn, cached.stamp):
+        elif cached is not None and unchanged(cached.stamp):
             return cached
         with read_snapshot(conn):  # the log and the rows it points at
             index: VectorIndex | AnnIndex | None = None

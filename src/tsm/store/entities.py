@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from .connect import Connection
+from .engine import store_of
 
 
 class EntityRow(NamedTuple):
@@ -37,10 +38,7 @@ def entity_rows(
     tag index, [name, name + "0"), which holds name and name/… since "0" sorts right after
     "/" (an OR of ranges made SQLite scan the whole index); the range also holds names such
     as name-x, which the caller drops."""
-    sizes = " UNION ALL ".join(
-        "SELECT CAST(? AS TEXT), tag, COUNT(*) FROM tags WHERE tag >= ? AND tag < ? GROUP BY tag"
-        for _ in names
-    )
+    sizes, ranges = store_of(conn).dialect.tag_sizes(names)
     tagged = f"""SELECT s.name, s.tag, s.size, t.document_id, c.id FROM sizes s
                  JOIN tags t ON t.tag = s.tag JOIN documents d ON d.id = t.document_id
                  JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0
@@ -49,7 +47,6 @@ def entity_rows(
                 FROM names n JOIN documents d ON d.id = n.document_id
                 JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0
                 WHERE n.name = ? AND n.kind IN ('title', 'alias') AND {where}"""
-    ranges = [value for name in names for value in (name, name, name + "0")]
     if names:
         sql = f"WITH sizes(name, tag, size) AS ({sizes}) {tagged} UNION ALL {named}"
         values = [*ranges, max_size, *params, whole, *params]

@@ -60,12 +60,12 @@ def documents_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultDoc
     visible, visible_params = scope.visible(conn, "documents")
     local, local_params = scope.written_here(conn)
     for start in range(0, len(ids), _BATCH):
-        part = ids[start : start + _BATCH]
-        marks = ",".join("?" * len(part))
+        among, among_params = store_of(conn).dialect.in_values(
+            "id", ids[start : start + _BATCH], "bigint"
+        )
         for row in conn.execute(
-            f"SELECT {_DOCUMENT_COLUMNS}, {local} FROM documents "
-            f"WHERE id IN ({marks}) AND {visible}",
-            (*local_params, *part, *visible_params),
+            f"SELECT {_DOCUMENT_COLUMNS}, {local} FROM documents WHERE {among} AND {visible}",
+            (*local_params, *among_params, *visible_params),
         ):
             docs[row[0]] = ResultDocument._make(row)
     return docs
@@ -73,12 +73,11 @@ def documents_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultDoc
 
 def chunks_by_id(conn: Connection, ids: Sequence[int]) -> dict[int, ResultChunk]:
     """The passage of each of these chunks, by id; one statement (a page of results)."""
+    among, params = store_of(conn).dialect.in_values("id", ids, "bigint")
     return {
         row[0]: ResultChunk._make(row)
         for row in conn.execute(
-            "SELECT id, chunk_index, section, page, text FROM chunks WHERE id IN "
-            f"({','.join('?' * len(ids))})",
-            ids,
+            f"SELECT id, chunk_index, section, page, text FROM chunks WHERE {among}", params
         )
     }
 
@@ -112,15 +111,16 @@ def hit_rows(
         return {}
     tests = "".join(f", {sql}" for sql, _ in conditions)
     test_params = [p for _, params in conditions for p in params]
-    tags = store_of(conn).dialect.tags_of_chunk
-    ids = ",".join("?" * len(chunk_ids))
-    wanted = ",".join("?" * len(content_of)) or "NULL"
+    dialect = store_of(conn).dialect
+    tags = dialect.tags_of_chunk
+    wanted, wanted_params = dialect.in_values("c.document_id", content_of, "bigint")
+    among, among_params = dialect.in_values("c.id", chunk_ids, "bigint")
     rows = conn.execute(
         f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.text,
                    (SELECT COUNT(*) FROM chunks n WHERE n.document_id = c.document_id), {tags},
-                   CASE WHEN c.document_id IN ({wanted}) THEN d.text END{tests}
-            FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({ids})""",
-        (*content_of, *test_params, *chunk_ids),
+                   CASE WHEN {wanted} THEN d.text END{tests}
+            FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {among}""",
+        (*wanted_params, *test_params, *among_params),
     )
     return {
         row[0]: HitRow._make(

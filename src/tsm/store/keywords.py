@@ -10,7 +10,7 @@ store.filters.filter_sql. `weights` are bm25()'s weights for (title, section, bo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from .connect import Connection
@@ -62,6 +62,19 @@ def best_chunks(
     document may have several."""
     found = store_of(conn).keywords.best_chunks(conn, expression, weights, limit)
     return list(map(KeywordMatch._make, found))
+
+
+def best_chunks_and_matches(
+    conn: Connection, expression: str, weights: Sequence[float], limit: int
+) -> tuple[list[KeywordMatch], Callable[[], Iterable[int]]]:
+    """best_chunks, and a way to read the id of every matching chunk (matching_chunk_ids) for
+    a count that follows a full ranking. On PostgreSQL the ids come in the ranking's own
+    statement, which has every match in hand: no second round trip, no second pass over the
+    phrases. On SQLite FTS5 keeps only the best rows, so the ids are read when asked for."""
+    found, matching = store_of(conn).keywords.best_chunks_and_matches(
+        conn, expression, weights, limit
+    )
+    return list(map(KeywordMatch._make, found)), matching
 
 
 def matching_chunk_ids(conn: Connection, expression: str) -> Iterator[int]:

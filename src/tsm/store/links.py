@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from . import scope
 from .connect import Connection
+from .engine import store_of
 from .names import KIND_ORDER
 
 # When several documents share a name: a path first, then a file name, title, alias.
@@ -39,16 +40,16 @@ def links_around(conn: Connection, doc_ids: Sequence[int], keys: Sequence[str]) 
     is one of `keys`, each with the document that holds it: one statement, in no set
     order."""
     visible, params = scope.visible(conn)
-    doc_marks = ",".join("?" * len(doc_ids)) or "NULL"
-    key_marks = ",".join("?" * len(keys)) or "NULL"
+    written_in, doc_params = store_of(conn).dialect.in_values("l.document_id", doc_ids, "bigint")
+    keyed, key_params = store_of(conn).dialect.in_values("l.target_key", keys, "text")
     rows = conn.execute(
         f"""SELECT 1, l.document_id, d.path, l.target, l.link_type FROM links l
-                JOIN documents d ON d.id = l.document_id WHERE l.document_id IN ({doc_marks})
+                JOIN documents d ON d.id = l.document_id WHERE {written_in}
             UNION ALL
             SELECT 0, l.document_id, d.path, l.target, l.link_type FROM links l
                 JOIN documents d ON d.id = l.document_id
-                WHERE l.target_key IN ({key_marks}) AND {visible}""",
-        (*doc_ids, *keys, *params),
+                WHERE {keyed} AND {visible}""",
+        (*doc_params, *key_params, *params),
     )
     return [LinkRow(bool(row[0]), *row[1:]) for row in rows]
 
@@ -73,15 +74,15 @@ def documents_for_targets(
     visible, params = scope.visible(conn, "d")
     local, local_params = scope.in_own_workspace(conn, "d")
     files = [p + suffix for p in paths for suffix in ("", ".md", ".markdown")]
-    file_marks = ",".join("?" * len(files)) or "NULL"
-    name_marks = ",".join("?" * len(names)) or "NULL"
+    at_path, file_params = store_of(conn).dialect.in_values("d.path", files, "text")
+    named, name_params = store_of(conn).dialect.in_values("n.name", names, "text")
     rows = conn.execute(
         f"""SELECT d.path, 'file', d.id, d.path, {local} FROM documents d
-                WHERE d.path IN ({file_marks}) AND {visible}
+                WHERE {at_path} AND {visible}
             UNION ALL
             SELECT n.name, n.kind, d.id, d.path, {local} FROM names n
                 JOIN documents d ON d.id = n.document_id
-                WHERE n.name IN ({name_marks}) AND {visible}""",
-        (*local_params, *files, *params, *local_params, *names, *params),
+                WHERE {named} AND {visible}""",
+        (*local_params, *file_params, *params, *local_params, *name_params, *params),
     )
     return [NamedDocument(key, kind, int(i), path, bool(own)) for key, kind, i, path, own in rows]

@@ -7,7 +7,7 @@ which ask the engine only for the rest: no store module tests which engine it ho
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -51,6 +51,10 @@ class KeywordIndex(Protocol):
     def best_chunks(
         self, conn: Connection, expression: str, weights: Sequence[float], limit: int
     ) -> Iterable[RankedChunk]: ...
+
+    def best_chunks_and_matches(
+        self, conn: Connection, expression: str, weights: Sequence[float], limit: int
+    ) -> tuple[Iterable[RankedChunk], Callable[[], Iterable[int]]]: ...
 
     def matching_chunk_ids(self, conn: Connection, expression: str) -> Iterator[int]: ...
 
@@ -185,6 +189,18 @@ class Dialect(Protocol):
     begin_snapshot: str  # a read transaction whose statements share one snapshot
     tags_of_chunk: str  # a chunk `c`'s document's tags, sorted, joined by chr(31)
     has_kana: tuple[str, str]  # a passage `c.text` holds kana: the clause and its parameter
+
+    def in_values(
+        self, column: str, values: Sequence[object], sql_type: str
+    ) -> tuple[str, list[object]]:
+        """`column IN (values)` as an SQL truth value and its parameters; no values match
+        nothing."""
+        ...
+
+    def tag_sizes(self, names: Sequence[str]) -> tuple[str, list[object]]:
+        """A query of (name, tag, size) rows: each tag in the range [name, name + "0") (name
+        and name/…) with its count of documents, for every name, and its parameters."""
+        ...
 
 
 ServerInfo = tuple[str | None, str | None, str | None, int]

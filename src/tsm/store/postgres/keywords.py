@@ -30,8 +30,10 @@ One statement ranks (`RANKED`): per phrase, a LATERAL index range of its posting
 of that range (n_i), summed per chunk in phrase order, N and avgdl from `keyword_totals`.
 Its text never changes; the terms, weights and the phrases' matches are bound parameters, so
 the server plans it once per connection (psycopg prepares it after a few runs, and its
-generic plan is the same index ranges). A phrase of several terms is found first: the chunks
-that hold all its terms (their postings), whose terms are then checked in order in Python.
+generic plan is the same index ranges). A phrase of several terms is matched in the same
+statement: the chunks that hold all its terms (their postings), whose stored terms then show
+them adjacent and in order (a regular expression), so a search's keyword reads are one round
+trip each whatever its phrases.
 
 Expressions are those of search/fts.py and search/bridge.py: double-quoted phrases joined by
 OR, with parentheses. Anything else (AND, NOT, bare words, prefixes) is refused (ValueError):
@@ -50,7 +52,7 @@ import re
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -255,22 +257,6 @@ class Query:
         return [p for p in self.distinct if len(p) > 1]
 
 
-def phrase_count(
-    columns: Sequence[Sequence[str]], phrase: Sequence[str], weights: Sequence[float]
-) -> float:
-    """The column-weighted number of instances of `phrase` among a row's columns (each its
-    lexemes in order): an instance is the phrase's lexemes at consecutive offsets of one
-    column, and FTS5 counts overlapping instances."""
-    total = 0.0
-    width = len(phrase)
-    first = phrase[0]
-    for terms, weight in zip(columns, weights, strict=False):
-        for start, term in enumerate(terms):
-            if term == first and tuple(terms[start : start + width]) == tuple(phrase):
-                total += weight
-    return total
-
-
 # --- writes -------------------------------------------------------------------------------
 
 
@@ -318,154 +304,133 @@ def delete_document(conn: Any, doc_id: int) -> None:
 
 
 # --- matching -----------------------------------------------------------------------------
+#
+# Every statement below answers in one round trip, phrases of several lexemes included: the
+# server finds the chunks that hold all of a phrase's lexemes (their postings), then checks in
+# their stored terms that the lexemes are adjacent and in order in one column (a regular
+# expression per phrase, `phrase_pattern`), and counts the instances per column where a score
+# needs them. The phrases are bound parameters, so each statement's text never changes.
 
-# The chunks that hold every lexeme of a phrase (`?` the lexemes, `?` their number), with
-# their terms; the second form only among some chunk ids.
-_HOLDING_ALL = """
-    SELECT k.chunk_id, k.tokens, k.terms FROM chunk_keywords k
-    WHERE k.chunk_id IN (SELECT p.chunk_id FROM keyword_postings p
-                         WHERE p.lexeme = ANY(?::text[]) GROUP BY p.chunk_id
-                         HAVING count(*) = ?)"""
-_HOLDING_ALL_AMONG = """
-    SELECT k.chunk_id, k.tokens, k.terms FROM chunk_keywords k
-    WHERE k.chunk_id IN (SELECT p.chunk_id FROM keyword_postings p
-                         WHERE p.lexeme = ANY(?::text[]) AND p.chunk_id = ANY(?::bigint[])
-                         GROUP BY p.chunk_id HAVING count(*) = ?)"""
+_META = re.compile(r"([\\^$.|?*+()\[\]{}])")
 
 
-@dataclass(frozen=True)
-class _PhraseHit:
-    tokens: int
-    f: float  # the phrase's weighted instance count in the chunk
+def phrase_pattern(phrase: Sequence[str]) -> str:
+    """A regular expression (PostgreSQL's) that finds each instance of a phrase of several
+    lexemes in a chunk's stored terms: its first lexeme where a term starts, followed by the
+    others as the next terms of the same column (terms are separated by a space, columns by
+    a newline). The rest is a lookahead, so overlapping instances each count, as in FTS5."""
+    first, *rest = (_META.sub(r"\\\1", t) for t in phrase)
+    return "(?:^|[ \n])" + first + "(?= " + " ".join(rest) + "(?:[ \n]|$))"
 
 
-def _phrase_hits(
-    conn: Any, phrase: tuple[str, ...], weights: Sequence[float], among: Sequence[int] | None
-) -> dict[int, _PhraseHit]:
-    """The chunks that hold `phrase` (its lexemes adjacent, in order, in one column)."""
-    lexemes = list(dict.fromkeys(phrase))
-    if among is None:
-        rows = conn.execute(_HOLDING_ALL, (lexemes, len(lexemes)))
-    else:
-        rows = conn.execute(_HOLDING_ALL_AMONG, (lexemes, list(among), len(lexemes)))
-    found: dict[int, _PhraseHit] = {}
-    for chunk_id, tokens, terms in rows:
-        columns = stored_columns(terms)
-        if phrase_count(columns, phrase, (1.0,) * len(COLUMNS)):  # holds it, whatever the weights
-            found[int(chunk_id)] = _PhraseHit(int(tokens), phrase_count(columns, phrase, weights))
-    return found
+# The phrases asked about, numbered (`slot`) in order, each with the number of the
+# expression it belongs to. Parameters: the expressions' numbers, the phrases' lexemes joined
+# by spaces, the patterns of those of several lexemes (phrase_pattern; NULL for one lexeme).
+_PHRASES = """phrases AS MATERIALIZED (
+        SELECT q.expr, q.slot, string_to_array(q.phrase, ' ') AS lex, q.pattern
+        FROM unnest(?::int[], ?::text[], ?::text[]) WITH ORDINALITY
+            AS q(expr, phrase, pattern, slot)
+    )"""
 
+# The chunks that hold each phrase of several lexemes, with their stored terms.
+_HOLDERS = """holders AS MATERIALIZED (
+        SELECT ph.expr, ph.slot, ph.pattern, k.chunk_id, k.tokens, k.terms FROM phrases ph
+        CROSS JOIN LATERAL (
+            SELECT p.chunk_id FROM keyword_postings p WHERE p.lexeme = ANY(ph.lex)
+            GROUP BY p.chunk_id
+            HAVING count(*) = (SELECT count(DISTINCT l) FROM unnest(ph.lex) AS l)) have
+        JOIN chunk_keywords k ON k.chunk_id = have.chunk_id
+        WHERE cardinality(ph.lex) > 1 AND k.terms ~ ph.pattern
+    )"""
 
-@dataclass(frozen=True)
-class _Match:
-    """What matches a query: its one-term phrases' lexemes (read from the postings) and, per
-    longer phrase, the chunks that hold it."""
+# The chunks that match each expression (`e`): the postings of its one-lexeme phrases, and
+# the holders of its longer ones; a chunk may come more than once.
+_EXPRESSION_CHUNKS = """
+        SELECT p.chunk_id FROM phrases ph CROSS JOIN LATERAL (
+            SELECT p.chunk_id FROM keyword_postings p WHERE p.lexeme = ph.lex[1]) p
+        WHERE ph.expr = e.expr AND cardinality(ph.lex) = 1
+        UNION ALL
+        SELECT h.chunk_id FROM holders h WHERE h.expr = e.expr"""
 
-    terms: list[str]
-    phrase_hits: dict[tuple[str, ...], dict[int, _PhraseHit]]
+# Each expression's document frequency: a single phrase's chunks are distinct already (one
+# posting per chunk, one holder row per chunk), so only an OR of several is deduplicated.
+_FREQUENCIES = f"""
+        SELECT e.expr, CASE WHEN e.phrases = 1 THEN (SELECT count(*) FROM ({_EXPRESSION_CHUNKS}) m)
+                            ELSE (SELECT count(DISTINCT m.chunk_id) FROM ({_EXPRESSION_CHUNKS}) m)
+                       END AS n
+        FROM (SELECT expr, count(*) AS phrases FROM phrases GROUP BY expr) e"""
 
-    @property
-    def phrase_ids(self) -> list[int]:
-        return sorted({cid for found in self.phrase_hits.values() for cid in found})
-
-    @property
-    def empty(self) -> bool:
-        return not self.terms and not self.phrase_ids
-
-
-def _match(
-    conn: Any,
-    query: Query,
-    weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0),
-    among: Sequence[int] | None = None,
-) -> _Match:
-    hits = {p: _phrase_hits(conn, p, weights, among) for p in query.multi}
-    return _Match(query.terms, hits)
-
-
-# The chunk ids that match (`?` the one-term lexemes, `?` the ids holding a longer phrase).
+# The matching chunks of all the phrases.
 _MATCHING = """
-    SELECT p.chunk_id FROM keyword_postings p WHERE p.lexeme = ANY(?::text[])
-    UNION SELECT unnest(?::bigint[])"""
+        SELECT p.chunk_id FROM phrases ph CROSS JOIN LATERAL (
+            SELECT p.chunk_id FROM keyword_postings p WHERE p.lexeme = ph.lex[1]) p
+        WHERE cardinality(ph.lex) = 1
+        UNION SELECT h.chunk_id FROM holders h"""
+
+
+def _phrase_params(queries: Sequence[Query]) -> list[object]:
+    """The parameters of _PHRASES for these queries' phrases, numbered by query."""
+    exprs: list[int] = []
+    texts: list[str] = []
+    patterns: list[str | None] = []
+    for n, query in enumerate(queries):
+        for phrase in query.phrases:
+            exprs.append(n)
+            texts.append(" ".join(phrase))
+            patterns.append(phrase_pattern(phrase) if len(phrase) > 1 else None)
+    return [exprs, texts, patterns]
 
 
 def matching_chunk_ids(conn: Any, expression: str) -> Iterator[int]:
-    match = _match(conn, Query.parse(expression))
-    if match.empty:
+    """The ids as one array: a common word's thousands of matches cost one row to read, not
+    a row each."""
+    query = Query.parse(expression)
+    if not query.phrases:
         return iter(())
-    return (r[0] for r in conn.execute(_MATCHING, (match.terms, match.phrase_ids)))
+    sql = f"WITH {_PHRASES}, {_HOLDERS} SELECT array_agg(m.chunk_id) FROM ({_MATCHING}) m"
+    (ids,) = conn.execute(sql, _phrase_params([query])).fetchone()
+    return iter(ids or ())
 
 
 def document_frequency(conn: Any, expression: str) -> int:
-    query = Query.parse(expression)
-    if not query.multi:
-        return document_frequencies(conn, [expression])[0]
-    match = _match(conn, query)
-    if match.empty:
-        return 0
-    sql = f"SELECT count(*) FROM ({_MATCHING}) m"
-    return int(conn.execute(sql, (match.terms, match.phrase_ids)).fetchone()[0])
+    return document_frequencies(conn, [expression])[0]
 
 
 def document_frequencies(conn: Any, expressions: Sequence[str]) -> list[int]:
-    """document_frequency of each expression: those made only of one-term phrases counted
-    together in one statement over `keyword_postings` (a count over each term's index range,
-    the distinct chunks where an expression has several terms), the others one by one."""
+    """document_frequency of each expression, in one statement: a count over each one-term
+    phrase's index range, the distinct chunks where an expression has several phrases."""
     queries = [Query.parse(e) for e in expressions]
     out = [0] * len(queries)
-    lexemes: list[str] = []
-    slots: list[int] = []
-    for n, query in enumerate(queries):
-        if query.multi:
-            out[n] = document_frequency(conn, expressions[n])
-        else:
-            lexemes += query.terms
-            slots += [n] * len(query.terms)
-    if lexemes:
-        # A subquery per expression, so each is an index range (a join over all of them let
-        # the planner hash the whole table); one term's range needs no DISTINCT (a posting
-        # per chunk), which coverage's one-term expressions are.
-        rows = conn.execute(
-            """SELECT s.slot, CASE WHEN cardinality(s.lexemes) = 1
-                   THEN (SELECT count(*) FROM keyword_postings p WHERE p.lexeme = s.lexemes[1])
-                   ELSE (SELECT count(DISTINCT p.chunk_id) FROM keyword_postings p
-                         WHERE p.lexeme = ANY(s.lexemes)) END
-               FROM (SELECT q.slot, array_agg(q.lexeme) AS lexemes
-                     FROM unnest(?::text[], ?::int[]) AS q(lexeme, slot) GROUP BY q.slot) s""",
-            (lexemes, slots),
-        )
-        for slot, count in rows:
-            out[int(slot)] = int(count)
+    if not any(q.phrases for q in queries):
+        return out
+    rows = conn.execute(f"WITH {_PHRASES}, {_HOLDERS} {_FREQUENCIES}", _phrase_params(queries))
+    for expr, count in rows:
+        out[int(expr)] = int(count)
     return out
 
 
 def matching_among(conn: Any, expression: str, chunk_ids: Sequence[int]) -> Iterator[int]:
     if not chunk_ids:
         return iter(())
-    match = _match(conn, Query.parse(expression), among=chunk_ids)
-    if match.empty:
+    query = Query.parse(expression)
+    if not query.phrases:
         return iter(())
-    rows = conn.execute(
-        """SELECT p.chunk_id FROM keyword_postings p
-           WHERE p.lexeme = ANY(?::text[]) AND p.chunk_id = ANY(?::bigint[])
-           UNION SELECT unnest(?::bigint[])""",
-        (match.terms, list(chunk_ids), match.phrase_ids),
-    )
-    return (r[0] for r in rows)
+    return iter(_term_matches(conn, [query], chunk_ids, frequencies=False)[2][0])
 
 
 def count_matching_documents(
     conn: Any, expression: str, where: str, params: Sequence[object]
 ) -> int:
-    match = _match(conn, Query.parse(expression))
-    if match.empty:
+    query = Query.parse(expression)
+    if not query.phrases:
         return 0
     return int(
         conn.execute(
-            f"""SELECT count(DISTINCT c.document_id) FROM ({_MATCHING}) m
+            f"""WITH {_PHRASES}, {_HOLDERS}
+                SELECT count(DISTINCT c.document_id) FROM ({_MATCHING}) m
                 JOIN chunks c ON c.id = m.chunk_id JOIN documents d ON d.id = c.document_id
                 WHERE ({where})""",
-            (match.terms, match.phrase_ids, *params),
+            (*_phrase_params([query]), *params),
         ).fetchone()[0]
     )
 
@@ -478,20 +443,28 @@ def _f8(x: float) -> str:
     return f"'{float(x)!r}'::float8"
 
 
-# Every matching chunk as (chunk_id, rank), FTS5's bm25() rank. Parameters: the phrases in
-# order as (lexeme, n_i): a one-term phrase by its lexeme (n_i NULL: counted here), a longer
-# one by NULL and its n_i; the four column weights; the longer phrases' hits as (phrase
-# number, chunk id, token count, f_i).
+def _column_count(column: int) -> str:
+    """A holder's instances of its phrase in one column (1-based)."""
+    return (
+        f"(SELECT count(*) FROM regexp_matches(split_part(h.terms, chr(10), {column}), "
+        "h.pattern, 'g'))::float8"
+    )
+
+
+# Every matching chunk as (chunk_id, rank), FTS5's bm25() rank. Parameters: those of
+# _PHRASES (the phrases in order, repeats included), then the four column weights. n_i is a
+# one-term phrase's index range counted, or a longer phrase's holders counted.
 RANKED = f"""
     WITH total AS (
         SELECT sum(rows)::float8 AS n, sum(tokens)::float8 / sum(rows)::float8 AS avgdl
         FROM keyword_totals
-    ), counted AS MATERIALIZED (
-        SELECT q.slot, q.lexeme, coalesce(q.n, (
-                   SELECT count(*) FROM keyword_postings c WHERE c.lexeme = q.lexeme))::float8 AS n
-        FROM unnest(?::text[], ?::bigint[]) WITH ORDINALITY AS q(lexeme, n, slot)
+    ), {_PHRASES}, {_HOLDERS}, counted AS MATERIALIZED (
+        SELECT ph.slot, ph.lex, (CASE WHEN cardinality(ph.lex) = 1
+                   THEN (SELECT count(*) FROM keyword_postings c WHERE c.lexeme = ph.lex[1])
+                   ELSE (SELECT count(*) FROM holders h WHERE h.slot = ph.slot) END)::float8 AS n
+        FROM phrases ph
     ), phrase AS (
-        SELECT q.slot, q.lexeme,
+        SELECT q.slot, q.lex,
                CASE WHEN ln((total.n - q.n + 0.5::float8) / (q.n + 0.5::float8)) <= 0
                     THEN {_f8(IDF_FLOOR)}
                     ELSE ln((total.n - q.n + 0.5::float8) / (q.n + 0.5::float8)) END AS idf
@@ -505,11 +478,13 @@ RANKED = f"""
         FROM phrase CROSS JOIN weight
         CROSS JOIN LATERAL (
             SELECT p.chunk_id, p.tokens, p.c0, p.c1, p.c2, p.c3 FROM keyword_postings p
-            WHERE p.lexeme = phrase.lexeme) p
+            WHERE p.lexeme = phrase.lex[1]) p
+        WHERE cardinality(phrase.lex) = 1
         UNION ALL
-        SELECT x.slot, phrase.idf, x.chunk_id, x.tokens, x.f
-        FROM unnest(?::bigint[], ?::bigint[], ?::int[], ?::float8[]) AS x(slot, chunk_id, tokens, f)
-        JOIN phrase ON phrase.slot = x.slot
+        SELECT h.slot, phrase.idf, h.chunk_id, h.tokens,
+               {_column_count(1)} * weight.w0 + {_column_count(2)} * weight.w1
+               + {_column_count(3)} * weight.w2 + {_column_count(4)} * weight.w3 AS f
+        FROM holders h JOIN phrase ON phrase.slot = h.slot CROSS JOIN weight
     )
     SELECT hit.chunk_id,
            {_f8(-1.0)} * sum(
@@ -520,39 +495,17 @@ RANKED = f"""
     FROM hit CROSS JOIN total GROUP BY hit.chunk_id"""
 
 
-def _ranked(conn: Any, query: Query, weights: Sequence[float]) -> list[object] | None:
-    """The parameters of RANKED for a query; None when nothing can match."""
+def _ranked(query: Query, weights: Sequence[float]) -> list[object] | None:
+    """The parameters of RANKED for a query; None when it has no phrase."""
     if not query.phrases:
         return None
-    match = _match(conn, query, weights)
-    if match.empty:
-        return None
-    lexemes: list[str | None] = []
-    counts: list[int | None] = []
-    slots: list[int] = []
-    ids: list[int] = []
-    tokens: list[int] = []
-    fs: list[float] = []
-    for slot, phrase in enumerate(query.phrases, start=1):  # FTS5's order, repeats included
-        if len(phrase) == 1:
-            lexemes.append(phrase[0])
-            counts.append(None)
-            continue
-        found = match.phrase_hits[phrase]
-        lexemes.append(None)
-        counts.append(len(found))
-        for chunk_id, hit in found.items():
-            slots.append(slot)
-            ids.append(chunk_id)
-            tokens.append(hit.tokens)
-            fs.append(hit.f)
-    return [lexemes, counts, *map(float, weights), slots, ids, tokens, fs]
+    return [*_phrase_params([query]), *map(float, weights)]
 
 
 def best_chunks(
     conn: Any, expression: str, weights: Sequence[float], limit: int
 ) -> list[tuple[int, int, float]]:
-    params = _ranked(conn, Query.parse(expression), weights)
+    params = _ranked(Query.parse(expression), weights)
     if params is None:
         return []
     rows = conn.execute(
@@ -564,6 +517,30 @@ def best_chunks(
     return [(int(c), int(d), float(r)) for c, d, r in rows]
 
 
+def best_chunks_and_matches(
+    conn: Any, expression: str, weights: Sequence[float], limit: int
+) -> tuple[list[tuple[int, int, float]], Callable[[], list[int]]]:
+    """best_chunks, and the id of every matching chunk (matching_chunk_ids), in one
+    statement: the ranking has every match in hand, so the count that follows a full
+    ranking costs neither a round trip nor a second pass over the phrases. The ids come as
+    one array, in a last row of their own."""
+    params = _ranked(Query.parse(expression), weights)
+    if params is None:
+        return [], lambda: []
+    rows = conn.execute(
+        f"""WITH r AS MATERIALIZED ({RANKED})
+            SELECT b.chunk_id, c.document_id, b.rank, NULL::bigint[] FROM (
+                SELECT chunk_id, rank FROM r ORDER BY rank, chunk_id LIMIT ?) b
+            JOIN chunks c ON c.id = b.chunk_id
+            UNION ALL SELECT NULL, NULL, NULL, (SELECT array_agg(chunk_id) FROM r)
+            ORDER BY 3, 2, 1""",
+        (*params, limit),
+    ).fetchall()
+    *ranked, (_, _, _, ids) = rows
+    matching = list(ids or ())
+    return [(int(c), int(d), float(r)) for c, d, r, _ in ranked], lambda: matching
+
+
 def best_chunk_per_document(
     conn: Any,
     expression: str,
@@ -572,7 +549,7 @@ def best_chunk_per_document(
     params: Sequence[object],
     limit: int,
 ) -> list[tuple[int, int, float]]:
-    ranked_params = _ranked(conn, Query.parse(expression), weights)
+    ranked_params = _ranked(Query.parse(expression), weights)
     if ranked_params is None:
         return []
     rows = conn.execute(
@@ -589,50 +566,44 @@ def best_chunk_per_document(
     return [(int(c), int(d), float(r)) for c, d, r in rows]
 
 
+# Which of some chunks (`?`) each expression matches.
+_AMONG = """
+        SELECT 1, ph.expr, p.chunk_id FROM phrases ph CROSS JOIN LATERAL (
+            SELECT p.chunk_id FROM keyword_postings p
+            WHERE p.lexeme = ph.lex[1] AND p.chunk_id = ANY(?::bigint[])) p
+        WHERE cardinality(ph.lex) = 1
+        UNION ALL
+        SELECT 1, h.expr, h.chunk_id FROM holders h WHERE h.chunk_id = ANY(?::bigint[])"""
+
+
 def term_matches(
     conn: Any, expressions: Sequence[str], chunk_ids: Sequence[int], *, frequencies: bool
 ) -> tuple[int | None, list[int] | None, list[set[int]]]:
     """store.keywords.term_matches: the chunk count, each expression's document frequency
-    (with `frequencies`) and which of `chunk_ids` each matches, in one statement when every
-    expression is made of one-term phrases (a longer phrase reads its positions first)."""
-    queries = [Query.parse(e) for e in expressions]
-    if any(q.multi for q in queries):
-        total = (
-            int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) if frequencies else None
-        )
-        found = document_frequencies(conn, expressions) if frequencies else None
-        among = [set(matching_among(conn, e, chunk_ids)) for e in expressions]
-        return total, found, among
+    (with `frequencies`) and which of `chunk_ids` each matches, in one statement."""
+    return _term_matches(
+        conn, [Query.parse(e) for e in expressions], chunk_ids, frequencies=frequencies
+    )
+
+
+def _term_matches(
+    conn: Any, queries: Sequence[Query], chunk_ids: Sequence[int], *, frequencies: bool
+) -> tuple[int | None, list[int] | None, list[set[int]]]:
     parts: list[str] = []
     params: list[object] = []
     if frequencies:
         parts.append("SELECT 0, -1, (SELECT count(*) FROM chunks)")
-        lexemes = [t for q in queries for t in q.terms]
-        slots = [n for n, q in enumerate(queries) for _ in q.terms]
-        parts.append(
-            """SELECT 0, s.slot, (SELECT count(DISTINCT p.chunk_id) FROM keyword_postings p
-                                  WHERE p.lexeme = ANY(s.lexemes))
-               FROM (SELECT q.slot, array_agg(q.lexeme) AS lexemes
-                     FROM unnest(?::text[], ?::int[]) AS q(lexeme, slot) GROUP BY q.slot) s"""
-        )
-        params += [lexemes, slots]
+        parts.append(f"SELECT 0, f.expr, f.n FROM ({_FREQUENCIES}) f")
     if chunk_ids:
-        for n, query in enumerate(queries):
-            if not query.terms:
-                continue
-            parts.append(
-                f"""SELECT 1, {n}, p.chunk_id FROM keyword_postings p
-                    WHERE p.lexeme = ANY(?::text[]) AND p.chunk_id = ANY(?::bigint[])"""
-            )
-            params += [query.terms, list(chunk_ids)]
-    total, found, among = (
-        None,
-        [0] * len(queries) if frequencies else None,
-        [set() for _ in queries],
-    )
+        parts.append(_AMONG)
+        params += [list(chunk_ids), list(chunk_ids)]
+    total: int | None = None
+    found: list[int] | None = [0] * len(queries) if frequencies else None
+    among: list[set[int]] = [set() for _ in queries]
     if not parts:
         return total, found, among
-    for kind, slot, value in conn.execute(" UNION ALL ".join(parts), params):
+    sql = f"WITH {_PHRASES}, {_HOLDERS} " + " UNION ALL ".join(parts)
+    for kind, slot, value in conn.execute(sql, [*_phrase_params(queries), *params]):
         if kind == 1:
             among[slot].add(int(value))
         elif slot < 0:
@@ -643,15 +614,23 @@ def term_matches(
 
 
 def chunk_condition(expression: str) -> tuple[str, list[object]] | None:
-    """An SQL truth value: chunk `c` matches the expression; None for one with a phrase of
-    several terms (matched through its positions, not in SQL)."""
+    """An SQL truth value: chunk `c` matches the expression (a posting of one of its
+    one-term phrases, or an instance of a longer one in its stored terms)."""
     query = Query.parse(expression)
+    tests: list[str] = []
+    params: list[object] = []
+    if query.terms:
+        tests.append(
+            "EXISTS (SELECT 1 FROM keyword_postings p WHERE p.lexeme = ANY(?::text[]) "
+            "AND p.chunk_id = c.id)"
+        )
+        params.append(query.terms)
     if query.multi:
-        return None
-    if not query.terms:
+        tests.append(
+            "EXISTS (SELECT 1 FROM chunk_keywords k WHERE k.chunk_id = c.id "
+            "AND k.terms ~ ANY(?::text[]))"
+        )
+        params.append([phrase_pattern(p) for p in query.multi])
+    if not tests:
         return "FALSE", []
-    return (
-        "EXISTS (SELECT 1 FROM keyword_postings p WHERE p.lexeme = ANY(?::text[]) "
-        "AND p.chunk_id = c.id)",
-        [query.terms],
-    )
+    return "(" + " OR ".join(tests) + ")", params

@@ -1,5 +1,9 @@
 """SQL fragments in SQLite's words, where PostgreSQL's differ (store/postgres/dialect.py)."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 # A read transaction: SQLite's gives every statement in it the same snapshot.
 begin_snapshot = "BEGIN"
 
@@ -11,3 +15,18 @@ tags_of_chunk = (
 
 # A passage holds kana (store/filters.py): the clause over `c.text` and its pattern.
 has_kana = ("c.text GLOB ?", "*[ぁ-ヿ]*")
+
+
+def in_values(column: str, values: Sequence[object], sql_type: str) -> tuple[str, list[object]]:
+    """A placeholder per value: SQLite prepares each statement in the process anyway."""
+    return f"{column} IN ({','.join('?' * len(values)) or 'NULL'})", list(values)
+
+
+def tag_sizes(names: Sequence[str]) -> tuple[str, list[object]]:
+    """A UNION branch per name, each one range of the tag index (an OR of ranges made SQLite
+    scan the whole index)."""
+    sizes = " UNION ALL ".join(
+        "SELECT CAST(? AS TEXT), tag, COUNT(*) FROM tags WHERE tag >= ? AND tag < ? GROUP BY tag"
+        for _ in names
+    )
+    return sizes, [value for name in names for value in (name, name, name + "0")]

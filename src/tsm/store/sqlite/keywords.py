@@ -5,7 +5,7 @@ what is here is how SQLite answers it fast."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -61,6 +61,15 @@ def best_chunks(
                AND rank MATCH ? ORDER BY rank LIMIT ?) f
            JOIN chunks c ON c.id = f.rowid ORDER BY f.rank, c.document_id""",
         (expression, f"bm25({_bm25_arguments(weights)})", limit),
+    )
+
+
+def best_chunks_and_matches(
+    conn: Connection, expression: str, weights: Sequence[float], limit: int
+) -> tuple[Iterable[RankedChunk], Callable[[], Iterable[int]]]:
+    """FTS5 keeps only the best rows, so the ids of every match are read when asked for."""
+    return best_chunks(conn, expression, weights, limit), lambda: matching_chunk_ids(
+        conn, expression
     )
 
 
