@@ -39,7 +39,8 @@ Expressions are those of search/fts.py and search/bridge.py: double-quoted phras
 OR, with parentheses. Anything else (AND, NOT, bare words, prefixes) is refused (ValueError):
 nothing in tsm writes it, and its bm25() would differ.
 
-psycopg is never imported here: the functions take the store's connection (store/postgres.py).
+psycopg is never imported here: the functions take the store's connection
+(store/postgres/connection.py).
 The ranking functions return (chunk id, document id, rank) tuples, which store/keywords.py
 makes KeywordMatch (this module is imported by it, not the other way round).
 """
