@@ -126,10 +126,20 @@ def term_matches(
     """The chunk count and each expression's document frequency (with `frequencies`), and
     the chunks of `chunk_ids` each expression matches, in a number of statements that does
     not grow with the query."""
-    found = store_of(conn).keywords.term_matches(
+    total: int | None = None
+    found: list[int] | None = [0] * len(expressions) if frequencies else None
+    among: list[set[int]] = [set() for _ in expressions]
+    rows = store_of(conn).keywords.term_match_rows(
         conn, expressions, chunk_ids, frequencies=frequencies
     )
-    return TermMatches(*found)
+    for kind, slot, value in rows:
+        if kind == 1:
+            among[slot].add(int(value))
+        elif slot < 0:
+            total = int(value)
+        elif found is not None:
+            found[slot] = int(value)
+    return TermMatches(total, found, among)
 
 
 def chunk_condition(conn: Connection, expression: str) -> tuple[str, list[object]] | None:

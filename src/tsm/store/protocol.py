@@ -28,6 +28,12 @@ RankedChunk = tuple[int, int, float]
 (store.keywords names it KeywordMatch)."""
 
 
+TermMatchRow = tuple[int, int, int]
+"""A row of one statement that store.keywords.term_matches reads: (0, -1, chunks in the
+index), (0, n, chunks expression n matches), or (1, n, a chunk among those asked that
+expression n matches); n indexes the expressions."""
+
+
 class KeywordIndex(Protocol):
     """The keyword index: its rows and FTS5's matches and ranking over them (store/keywords.py
     documents each operation). `expression` is an FTS5 MATCH expression
@@ -70,14 +76,14 @@ class KeywordIndex(Protocol):
         self, conn: Connection, expression: str, where: str, params: Sequence[object]
     ) -> int: ...
 
-    def term_matches(
+    def term_match_rows(
         self,
         conn: Connection,
         expressions: Sequence[str],
         chunk_ids: Sequence[int],
         *,
         frequencies: bool,
-    ) -> tuple[int | None, list[int] | None, list[set[int]]]: ...
+    ) -> Iterable[TermMatchRow]: ...
 
     def chunk_condition(self, expression: str) -> tuple[str, list[object]] | None: ...
 

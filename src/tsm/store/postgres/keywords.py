@@ -416,7 +416,8 @@ def matching_among(conn: Any, expression: str, chunk_ids: Sequence[int]) -> Iter
     query = Query.parse(expression)
     if not query.phrases:
         return iter(())
-    return iter(_term_matches(conn, [query], chunk_ids, frequencies=False)[2][0])
+    rows = _term_match_rows(conn, [query], chunk_ids, frequencies=False)
+    return iter({int(chunk_id) for kind, _, chunk_id in rows if kind == 1})
 
 
 def count_matching_documents(
@@ -577,19 +578,19 @@ _AMONG = """
         SELECT 1, h.expr, h.chunk_id FROM holders h WHERE h.chunk_id = ANY(?::bigint[])"""
 
 
-def term_matches(
+def term_match_rows(
     conn: Any, expressions: Sequence[str], chunk_ids: Sequence[int], *, frequencies: bool
-) -> tuple[int | None, list[int] | None, list[set[int]]]:
-    """store.keywords.term_matches: the chunk count, each expression's document frequency
-    (with `frequencies`) and which of `chunk_ids` each matches, in one statement."""
-    return _term_matches(
+) -> Iterable[tuple[int, int, int]]:
+    """store.keywords.term_matches' rows: the chunk count, each expression's document
+    frequency (with `frequencies`) and which of `chunk_ids` each matches, in one statement."""
+    return _term_match_rows(
         conn, [Query.parse(e) for e in expressions], chunk_ids, frequencies=frequencies
     )
 
 
-def _term_matches(
+def _term_match_rows(
     conn: Any, queries: Sequence[Query], chunk_ids: Sequence[int], *, frequencies: bool
-) -> tuple[int | None, list[int] | None, list[set[int]]]:
+) -> Iterable[tuple[int, int, int]]:
     parts: list[str] = []
     params: list[object] = []
     if frequencies:
@@ -598,20 +599,10 @@ def _term_matches(
     if chunk_ids:
         parts.append(_AMONG)
         params += [list(chunk_ids), list(chunk_ids)]
-    total: int | None = None
-    found: list[int] | None = [0] * len(queries) if frequencies else None
-    among: list[set[int]] = [set() for _ in queries]
     if not parts:
-        return total, found, among
+        return ()
     sql = f"WITH {_PHRASES}, {_HOLDERS} " + " UNION ALL ".join(parts)
-    for kind, slot, value in conn.execute(sql, [*_phrase_params(queries), *params]):
-        if kind == 1:
-            among[slot].add(int(value))
-        elif slot < 0:
-            total = int(value)
-        elif found is not None:
-            found[slot] = int(value)
-    return total, found, among
+    return conn.execute(sql, [*_phrase_params(queries), *params])
 
 
 def chunk_condition(expression: str) -> tuple[str, list[object]] | None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..connect import Connection
-    from ..protocol import KeywordRow, RankedChunk
+    from ..protocol import KeywordRow, RankedChunk, TermMatchRow
 
 
 def insert(conn: Connection, rows: Sequence[KeywordRow]) -> None:
@@ -120,9 +120,9 @@ def _bm25_arguments(weights: Sequence[float]) -> str:
     return ", ".join(str(w) for w in weights)
 
 
-def term_matches(
+def term_match_rows(
     conn: Connection, expressions: Sequence[str], chunk_ids: Sequence[int], *, frequencies: bool
-) -> tuple[int | None, list[int] | None, list[set[int]]]:
+) -> Iterable[TermMatchRow]:
     """One statement whatever the number of terms, so that a search's reads do not grow
     with its query."""
     parts: list[str] = []
@@ -140,19 +140,9 @@ def term_matches(
                 "AND rowid IN (SELECT value FROM json_each(?))"
             )
             params += [expression, ids]
-    total: int | None = None
-    found: list[int] | None = [0] * len(expressions) if frequencies else None
-    among: list[set[int]] = [set() for _ in expressions]
     if not parts:
-        return total, found, among
-    for kind, slot, value in conn.execute(" UNION ALL ".join(parts), params):
-        if kind == 1:
-            among[slot].add(int(value))
-        elif slot < 0:
-            total = int(value)
-        elif found is not None:
-            found[slot] = int(value)
-    return total, found, among
+        return ()
+    return conn.execute(" UNION ALL ".join(parts), params)
 
 
 def chunk_condition(expression: str) -> tuple[str, list[object]] | None:
