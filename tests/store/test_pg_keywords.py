@@ -354,18 +354,6 @@ def test_expressions_other_than_or_of_phrases_are_refused() -> None:
             pg_keywords.expression_phrases(bad)
 
 
-def _schema_6(conn: Any) -> None:
-    """A store as tsm left it before the keyword index was rebuilt (migration m007)."""
-    for number, step in enumerate(migrations.MIGRATIONS[:6], start=1):
-        conn.execute("BEGIN")
-        step(conn)
-        conn.execute(
-            "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, 0)",
-            (number, step.__name__),
-        )
-        conn.execute("COMMIT")
-
-
 def _copy_as_schema_6(lite: sqlite3.Connection, server: Any) -> None:
     """SQLite's documents, chunks and keyword rows written into a schema-6 store the way tsm
     wrote them then: a tsvector, counts and offsets in JSON, and a posting per term."""
@@ -419,7 +407,7 @@ def test_a_store_of_schema_6_ranks_as_fts5_once_migrated(pg_url: str, tmp_path: 
     docs = _corpus(seed=29)
     _write(lite, docs)
     server = postgres.connect(pg_url)
-    _schema_6(server)
+    migrations.apply(server, up_to=6)  # as tsm left a store before m007
     _copy_as_schema_6(lite, server)
     assert migrations.apply(server) == migrations.LATEST
     columns = {

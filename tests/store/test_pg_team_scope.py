@@ -248,14 +248,7 @@ def test_a_store_from_before_workspaces_keeps_its_rows_until_their_writer_adopts
     from tsm.store.postgres import connection as postgres
 
     old = postgres.connect(pg_url)
-    for number, step in enumerate(migrations.MIGRATIONS[:5], start=1):
-        old.execute("BEGIN")
-        step(old)
-        old.execute(
-            "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, 0)",
-            (number, step.__name__),
-        )
-        old.execute("COMMIT")
+    migrations.apply(old, up_to=5)
     for path, doc_type in (
         ("notes/kept.md", "markdown"),
         ("notes/elsewhere.md", "markdown"),

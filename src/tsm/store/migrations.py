@@ -9,7 +9,7 @@ the highest row of `migrations`, which on both records when each step was applie
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .engine import store_of
@@ -102,9 +102,12 @@ def schema_version(conn: Connection) -> int:
     return store_of(conn).schema.schema_version(conn)
 
 
-def apply(conn: Connection, on_create: Migration | None = None) -> int:
-    """Bring the schema up to date; returns the resulting version. The engine's `migrating`
-    holds off other processes opening the same new store meanwhile (PostgreSQL)."""
+def apply(conn: Connection, on_create: Migration | None = None, *, up_to: int | None = None) -> int:
+    """Bring the schema up to date, or up to version `up_to` (a store as an older tsm left
+    it, for the tests of a migration); returns the resulting version. The engine's
+    `migrating` holds off other processes opening the same new store meanwhile
+    (PostgreSQL)."""
+    steps = MIGRATIONS[:up_to]
     version = schema_version(conn)
     if version > len(MIGRATIONS):
         # A newer tsm's index (or a cloned repository's .tsm/ claiming one): this tsm would
@@ -116,17 +119,22 @@ def apply(conn: Connection, on_create: Migration | None = None) -> int:
             " a newer tsm wrote it, and this one does not read or write it",
             "upgrade tsm, or move the index aside and run `tsm index` to build one",
         )
-    if version >= len(MIGRATIONS):
-        return _apply(conn, version, on_create)
+    if version >= len(steps):
+        return _apply(conn, steps, version, on_create)
     with store_of(conn).schema.migrating(conn):
-        return _apply(conn, schema_version(conn), on_create)
+        return _apply(conn, steps, schema_version(conn), on_create)
 
 
-def _apply(conn: Connection, version: int, on_create: Migration | None = None) -> int:
+def _apply(
+    conn: Connection,
+    steps: Sequence[Migration],
+    version: int,
+    on_create: Migration | None = None,
+) -> int:
     """`on_create` runs in the first migration's transaction: whoever sees the new schema
     sees what it writes (the SQLite index's seal, store/sqlite/provenance.py)."""
     schema = store_of(conn).schema
-    for number, step in enumerate(MIGRATIONS, start=1):
+    for number, step in enumerate(steps, start=1):
         if number <= version:
             continue
         conn.execute("BEGIN IMMEDIATE")
