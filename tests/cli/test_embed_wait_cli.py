@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.patience import scaled
 
@@ -32,8 +33,8 @@ def read_until(fd: int, wanted: str, seconds: float) -> str:
     return seen.decode(errors="replace")
 
 
-def test_index_says_it_waits_for_the_embedding_role(vault: Path, tsm: object) -> None:
-    assert tsm("index", "--no-embed", "-f", "json").code == 0  # type: ignore[operator]
+def test_index_says_it_waits_for_the_embedding_role(vault: Path, tsm: Any) -> None:
+    assert tsm("index", "--no-embed", "-f", "json").code == 0
     state = vault / ".tsm"
     lock = os.open(state / "embed.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(lock, fcntl.LOCK_EX)  # as a daemon's backfill holds it
@@ -43,7 +44,6 @@ def test_index_says_it_waits_for_the_embedding_role(vault: Path, tsm: object) ->
         stdout=subprocess.PIPE,
         stderr=slave,
         cwd=vault,
-        env=os.environ.copy(),
     )
     os.close(slave)
     try:
