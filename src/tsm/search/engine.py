@@ -68,14 +68,14 @@ class SearchContext:
     # index still loading (a daemon's first seconds); its keywords answer meanwhile.
     wait_for_vectors: bool = True
     ranking: RankingParams | None = None  # None: from the settings
-    # Whether the change log moved since a stamp, asked once per search (chunkmap.LogCheck).
-    log: LogCheck | None = None
+    # Whether the change log moved since a stamp, asked once per search (chunkmap.LogCheck);
+    # search() gives each search its own, so a context may serve one search after another.
+    log: LogCheck = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.ranking is None:
             self.ranking = RankingParams.from_settings(self.settings)
-        if self.log is None:
-            self.log = LogCheck(self.conn)
+        self.log = LogCheck(self.conn)
 
     @property
     def params(self) -> RankingParams:
@@ -101,6 +101,7 @@ class VectorSide:
 
 def search(ctx: SearchContext, query: Query) -> SearchResult:
     """Run a query; when nothing is found, say which filter lets no document through."""
+    ctx.log = LogCheck(ctx.conn)
     result = _search_any_date(ctx, query)
     if result.results or not query.filters.active:
         return result
