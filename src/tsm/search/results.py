@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import fuse
@@ -148,11 +149,15 @@ def rank_candidates(
     docs: Mapping[int, ResultDocument],
 ) -> list[Scored]:
     """Final score = fused RRF × recency × status × weight, best first; a candidate whose
-    document has no row (deleted, or not the reader's to see) is dropped."""
-    scored = []
+    document has no row (deleted, or not the reader's to see) is dropped. Each candidate's
+    terms are summed once, for its score and its place alike: a search ranks hundreds."""
+    keyed = []
     for cand in candidates:
         doc = docs.get(cand.doc_id)
-        if doc is None or not found(cand):
+        if doc is None:
+            continue
+        terms = signal_terms(cand)
+        if not found(cand, terms):
             continue
         recency, status, weight = multipliers(params, now, doc)
         signals = [
@@ -161,20 +166,20 @@ def rank_candidates(
             if s is not None
         ]
         chunk_id = max(signals, key=lambda s: s[1])[0]  # the passage the strongest signal chose
-        score = final_score(cand, recency, status, weight)
-        scored.append(Scored(score, cand, doc, chunk_id, recency, status, weight))
-    scored.sort(key=lambda s: order_key(s.cand, s.recency, s.status, s.weight))
-    return scored
+        key = order_key(cand, recency, status, weight, terms)
+        keyed.append((key, Scored(-key[0], cand, doc, chunk_id, recency, status, weight)))
+    keyed.sort(key=itemgetter(0))
+    return [item for _, item in keyed]
 
 
-def found(cand: Candidate) -> bool:
+def found(cand: Candidate, terms: tuple[float, ...] | None = None) -> bool:
     """Whether a signal found the document. The vector side lists the nearest chunks
     whatever they are; one no nearer to the query than the query's mean chunk (the floor of
     fuse.score_scaled_rrf) earns a vector term of 0, and with no other signal it is no result,
-    only a neighbour."""
+    only a neighbour. `terms`: its signal_terms, when the caller has them."""
     if any(s is not None for s in (cand.fts, cand.entity, cand.bridge, cand.paraphrase)):
         return True
-    return fused_score(cand) > 0.0
+    return sum(signal_terms(cand) if terms is None else terms) > 0.0
 
 
 def final_score(cand: Candidate, recency: float, status: float, weight: float) -> float:
@@ -183,18 +188,27 @@ def final_score(cand: Candidate, recency: float, status: float, weight: float) -
     return fused_score(cand) * (recency * status * weight)
 
 
-def order_key(cand: Candidate, recency: float, status: float, weight: float) -> tuple[float, ...]:
+def order_key(
+    cand: Candidate,
+    recency: float,
+    status: float,
+    weight: float,
+    terms: tuple[float, ...] | None = None,
+) -> tuple[float, ...]:
     """Best first: by final score; where scores tie (hits no signal scored above its floor,
     or a difference rounding swallowed), by the fused terms, then each signal's term and
     each multiplier, so that a hit better on some signal and as good on the rest still
-    comes first; the document id last, for a stable order between equals."""
-    fused = fused_score(cand)
+    comes first; the document id last, for a stable order between equals. Its first item
+    is minus final_score. `terms`: the candidate's signal_terms, when the caller has them."""
+    if terms is None:
+        terms = signal_terms(cand)
+    fused = sum(terms)  # fused_score
     multiplier = recency * status * weight
     return (
-        -final_score(cand, recency, status, weight),
+        -(fused * multiplier),  # final_score
         -fused,
         -multiplier,
-        *(-term for term in signal_terms(cand)),
+        *(-term for term in terms),
         -recency,
         -status,
         -weight,
