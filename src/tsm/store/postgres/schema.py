@@ -297,6 +297,10 @@ PG_007 = """
 """
 
 
+def m008_chunk_lines(conn: Connection) -> None:
+    conn.execute("UPDATE chunks SET line = NULL WHERE line IS NOT NULL")
+
+
 def run_script(conn: Connection, script: str) -> None:
     """A function body holds `;` too: pieces are joined until its `$$` quotes are closed."""
     for statement in _statements(script):
