@@ -152,6 +152,10 @@ def m008_chunk_lines(conn: Connection) -> None:
     conn.execute("UPDATE chunks SET line = NULL WHERE line IS NOT NULL")
 
 
+def m009_vector_totals(conn: Connection) -> None:
+    """Nothing: the searcher holds the matrix and its counts (search/vector.py)."""
+
+
 # The steps in the order of store/migrations.py's list (a test checks the two agree): what
 # provenance.py builds its reference schema from.
 STEPS = (
@@ -163,6 +167,7 @@ STEPS = (
     m006_team_scope,
     m007_keyword_index_read_from_the_index,
     m008_chunk_lines,
+    m009_vector_totals,
 )
 
 
