@@ -151,7 +151,7 @@ def run_size(
     dim = matrix.shape[1]
     with Transaction(conn):
         started = time.perf_counter()
-        pg_vectors.ensure_hnsw(conn, MODEL, dim, args.build_memory)
+        pg_vectors.ensure_hnsw(conn, MODEL, dim, memory=args.build_memory)
     out["build_s"] = time.perf_counter() - started
     (out["db_mb"],) = conn.execute(
         "SELECT pg_database_size(current_database()) / 1e6::float8"
@@ -182,7 +182,7 @@ def run_size(
     del exact, found
 
     started = time.perf_counter()
-    with conn.raw.transaction():  # its counts and mean vector: once per ANN_REFRESH_SECONDS
+    with conn.raw.transaction():  # its counts and mean vector (vector_totals since m009)
         ann = vector._ann(conn, MODEL, dim, 0)
     out["ann_open_s"] = time.perf_counter() - started
     assert ann is not None

@@ -36,6 +36,10 @@ class Section:
     page: int | None = None
     line: int | None = None  # 1-based line where the section starts, when known
     date: str | None = None  # ISO date of this part (session turns), else the document's
+    # The 1-based line of the file on which `text` begins, when `text` is the file's own
+    # lines (Markdown, plain text); None when it is not (a PDF page, a transcript's turn).
+    # The chunker counts from it the line each chunk starts on.
+    text_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ class Chunk:
     section: str
     text: str
     page: int | None = None
-    line: int | None = None
+    line: int | None = None  # 1-based line of the file where `text` starts (Section.text_line)
     date: str | None = None
 
 
@@ -97,6 +101,9 @@ class Source:
     created: str | None
     updated: str | None
     stale: bool = False
+    # The 1-based line of the file the hit's passage starts on: where an editor opens it.
+    # None for PDFs and transcripts, and for passages indexed before tsm kept it.
+    line: int | None = None
 
 
 @dataclass(frozen=True)

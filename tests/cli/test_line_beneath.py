@@ -1,6 +1,6 @@
 """The human listing's line number for a hit is read from the index root down with no link
 followed: a folder swapped for a link out of the root after indexing made it read the file
-of that name outside (render/human_format.source_line). Through the real CLI."""
+of that name outside (render/human_format.looked_up_line). Through the real CLI."""
 
 from __future__ import annotations
 

@@ -269,6 +269,31 @@ def test_heading_tree_becomes_section_paths() -> None:
     ]
 
 
+def test_each_section_says_the_line_its_text_begins_on() -> None:
+    """`text_line` is where the section's text begins in the file, under frontmatter, past
+    blank lines and HTML comments; a note of headings alone is found on their lines."""
+    note = (
+        "---\ntitle: T\ntags: [a]\n---\nintro\n# A\n\n\n<!-- a\ncomment -->\n\nfirst words\n"
+        "more\n## B\n```\n# not a heading\n```\n## C\n\n  indented start\n"
+    )
+    doc = read_md(note)
+    lines = note.split("\n")
+    assert [(s.heading, s.line, s.text_line) for s in doc.sections] == [
+        ("", 5, 5),
+        ("A", 6, 12),
+        ("A > B", 14, 15),
+        ("A > C", 18, 20),
+    ]
+    for section in doc.sections:
+        assert section.text_line is not None
+        assert lines[section.text_line - 1].strip() == section.text.split("\n")[0].strip()
+    only_headings = read_md("---\ntitle: T\n---\n# One\n\n## Two\n")
+    assert [(s.heading, s.text_line) for s in only_headings.sections] == [
+        ("One", 4),
+        ("One > Two", 6),
+    ]
+
+
 def test_heading_markup_is_stripped() -> None:
     doc = read_md("# [[Link]] *em* `code` ##\ntext\n## Closing hashes ###\nmore\n")
     assert headings(doc) == ["Link em code", "Link em code > Closing hashes"]

@@ -23,7 +23,8 @@ def add_note(
     tags: Sequence[str] = (),
     links: Sequence[Link] = (),
 ) -> int:
-    """One document with a chunk per body (chunk_index 0, 1 …); its id."""
+    """One document with a chunk per body (chunk_index 0, 1 …), each on a line of its own
+    (bodies of one line: chunk i starts on line i + 1); its id."""
     doc = Document(
         path=path,
         type="markdown",
@@ -36,7 +37,11 @@ def add_note(
     )
     rows = [
         ChunkRow(
-            Chunk(i, "", b), fts_title="", fts_section="", fts_body=b, embed_hash=f"{path}-{i}"
+            Chunk(i, "", b, line=i + 1),
+            fts_title="",
+            fts_section="",
+            fts_body=b,
+            embed_hash=f"{path}-{i}",
         )
         for i, b in enumerate(bodies)
     ]

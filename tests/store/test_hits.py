@@ -44,8 +44,8 @@ def test_chunks_by_id_the_passages_asked_for(db: sqlite3.Connection) -> None:
 
 
 def test_hit_rows_a_page_in_one_read(db: sqlite3.Connection) -> None:
-    """Passages, chunk counts, sorted tags, whole texts only where asked, and the answer to
-    each keyword condition, for the chunks asked about."""
+    """Passages and the lines they start on, chunk counts, sorted tags, whole texts only
+    where asked, and the answer to each keyword condition, for the chunks asked about."""
     a = add_note(db, "a.md", ["first part", "second part"], tags=["zebra", "apple", "mango"])
     b = add_note(db, "b.md", ["else"], tags=["kiwi"])
     c = add_note(db, "c.md", ["five", "six"])
@@ -54,7 +54,7 @@ def test_hit_rows_a_page_in_one_read(db: sqlite3.Connection) -> None:
     assert part is not None
     found = hits.hit_rows(db, wanted, content_of=[a], conditions=[part])
     assert found[wanted[0]] == hits.HitRow(
-        wanted[0], a, 1, "", None, "second part", 2,
+        wanted[0], a, 1, "", None, 2, "second part", 2,
         ("apple", "mango", "zebra"), "first part\nsecond part", (True,),
     )  # fmt: skip
     assert (found[wanted[1]].tags, found[wanted[1]].content) == (("kiwi",), None)

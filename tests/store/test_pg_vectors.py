@@ -5,20 +5,21 @@ index above ANN_MIN_ROWS. A real server (tests/pg.py), real writes through the s
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.store.notes import embed_pending, store_vectors
+from tests.store.notes import embed_pending
 from tsm.embed.fake import FakeEmbedder
 from tsm.models import Chunk, Document, Section
 from tsm.search import vector
 from tsm.search.vector import AnnIndex, VectorIndex
 from tsm.store import catalog, migrations, vectors
 from tsm.store.connect import Connection, Transaction, open_db
-from tsm.store.documents import ChunkRow, write_document
+from tsm.store.documents import ChunkRow, lock_paths, write_document
 from tsm.store.postgres import vectors as pg_vectors
 
 WORDS = (
@@ -49,7 +50,9 @@ def fresh_cache() -> Iterator[None]:
     vector._cache.clear()
 
 
-def add(conn: Connection, path: str, bodies: list[str]) -> int:
+def add(conn: Connection, path: str, bodies: list[str], keys: list[str] | None = None) -> int:
+    """A document of `bodies`, in a transaction of its own unless one is open; its chunks'
+    vector keys are `keys` (texts already embedded) or their own."""
     doc = Document(
         path=path,
         type="markdown",
@@ -57,11 +60,13 @@ def add(conn: Connection, path: str, bodies: list[str]) -> int:
         text="\n\n".join(bodies),
         sections=tuple(Section("H", b) for b in bodies),
     )
+    keys = keys or [f"{path}#{i}:{b}" for i, b in enumerate(bodies)]
     rows = [
-        ChunkRow(Chunk(i, "H", b, line=1), doc.title, "h", b, f"{path}#{i}:{b}")
-        for i, b in enumerate(bodies)
+        ChunkRow(Chunk(i, "H", b, line=1), doc.title, "h", b, key)
+        for i, (b, key) in enumerate(zip(bodies, keys, strict=True))
     ]
-    with Transaction(conn):
+    with nullcontext() if conn.in_transaction else Transaction(conn):
+        lock_paths(conn, [path])
         return write_document(
             conn, doc, rows, content_hash=path, size=1, mtime=1.0, category="note", fts_tags=""
         )
@@ -93,31 +98,33 @@ def fresh_load(conn: Connection, key: str, model: str, dim: int) -> VectorIndex:
 
 
 def test_patching_survives_writers_committing_out_of_order(pg_url: str) -> None:
-    """Writer A stores its vectors first but commits last, after writer B: a reader that
-    patched its matrix between B's commit and A's must still get A's vectors afterwards
+    """Writer A writes its chunks first but commits last, after writer B: a reader that
+    patched its matrix between B's commit and A's must still get A's rows afterwards
     (a log read by sequence number alone would skip them: A's entries number lower than
-    B's, which the reader has already seen)."""
+    B's, which the reader has already seen). Two writers of documents, whose chunks take
+    texts that have vectors: writers of vectors wait for each other and for them
+    (store/postgres/schema.py, m009), so they cannot commit out of order."""
     a, b, reader = pg_connect(pg_url), pg_connect(pg_url), pg_connect(pg_url)
     embedder = FakeEmbedder(dim=16)
     try:
         for n in range(6):
             add(a, f"n{n}.md", [f"{WORDS[n]} {WORDS[n + 1]} body {i}" for i in range(3)])
-        pending = vectors.pending(a, embedder.name)
-        first, second = pending[:9], pending[9:]
+        embed_pending(a, embedder)
+        keys = [h for (h,) in a.execute("SELECT embed_hash FROM chunks ORDER BY id")]
+        first, second = keys[:9], keys[9:]
         key = "pg-out-of-order"
-        assert exact_index(reader, key, embedder.name, 16).live_rows == 0
+        assert exact_index(reader, key, embedder.name, 16).live_rows == 18
 
         a.execute("BEGIN")
-        store_vectors(a, embedder, first)  # A's log entries get the lower sequence numbers
-        with Transaction(b):
-            store_vectors(b, embedder, second)
+        add(a, "a.md", [f"again {i}" for i in range(9)], first)  # the lower sequence numbers
+        add(b, "b.md", [f"again {i}" for i in range(9)], second)
         mid = exact_index(reader, key, embedder.name, 16)
-        assert len(live_rows(mid)) == 9  # B's only: A has not committed
+        assert len(live_rows(mid)) == 27  # B's only: A has not committed
         a.execute("COMMIT")
         patched = exact_index(reader, key, embedder.name, 16)
         assert patched is not mid  # patched from the log, not reloaded
         fresh = fresh_load(reader, key, embedder.name, 16)
-        assert len(live_rows(fresh)) == 18
+        assert len(live_rows(fresh)) == 36
         assert live_rows(patched) == live_rows(fresh)
         assert patched.missing == fresh.missing == 0
     finally:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tsm.models import Chunk, Section
-from tsm.text.chunk import chunk_sections, split_text
+from tsm.text.chunk import chunk_sections, split_pieces, split_text
 
 
 def squash(text: str) -> str:
@@ -119,22 +119,47 @@ def test_random_texts_never_exceed_max_and_lose_nothing(max_chars: int) -> None:
     for _ in range(300):
         text = "".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(1, 60)))
         assert_lossless(text, split_text(text, max_chars), max_chars)
+        pieces = split_pieces(text, max_chars)
+        assert [p for _, p in pieces] == split_text(text, max_chars)
+        starts = [start for start, _ in pieces]
+        assert starts == sorted(set(starts))
+        for start, piece in pieces:  # each piece's first paragraph or sentence is there
+            assert text.startswith(piece.split("\n\n")[0], start), (text, start, piece)
 
 
 def test_chunk_sections_keeps_metadata_and_numbers_chunks() -> None:
     sections = [
-        Section("A", "short", page=None, line=1),
-        Section("A > B", "one sentence here. " * 10, line=5, date="2024-01-02"),
+        Section("A", "short", page=None, line=1, text_line=2),
+        Section("A > B", "one sentence here. " * 10, line=5, date="2024-01-02", text_line=6),
         Section("", "page text", page=3),
     ]
     chunks = chunk_sections(sections, max_chars=60)
     assert [c.index for c in chunks] == list(range(len(chunks)))
-    assert chunks[0] == Chunk(index=0, section="A", text="short", page=None, line=1, date=None)
+    assert chunks[0] == Chunk(index=0, section="A", text="short", page=None, line=2, date=None)
     middle = [c for c in chunks if c.section == "A > B"]
     assert len(middle) > 1
-    assert all(c.line == 5 and c.date == "2024-01-02" and c.page is None for c in middle)
+    assert all(c.line == 6 and c.date == "2024-01-02" and c.page is None for c in middle)
     assert squash("".join(c.text for c in middle)) == squash(sections[1].text)
     assert chunks[-1] == Chunk(index=len(chunks) - 1, section="", text="page text", page=3)
+
+
+def test_each_chunk_starts_on_the_line_of_its_first_words() -> None:
+    """A long section's pieces each start on their own line of the file, counted from the
+    line the section's text begins on (blank lines above and between still count); a
+    section whose text is not the file's (a PDF page) gives none."""
+    paragraphs = [f"Paragraph {i} " + "word " * 30 for i in range(6)]
+    japanese = "".join(f"第{i}文です。\n" for i in range(40))  # one paragraph, a line each
+    text = "\n\n" + "\n\n\n".join(p.strip() for p in paragraphs) + "\n\n" + japanese
+    file = "# Title\n" + text
+    chunks = chunk_sections([Section("Title", text, line=1, text_line=2)], max_chars=200)
+    assert len(chunks) >= 8
+    lines = file.split("\n")
+    for chunk in chunks:
+        first = chunk.text.split("\n")[0]
+        assert chunk.line is not None and lines[chunk.line - 1].startswith(first), chunk
+    assert [c.line for c in chunk_sections([Section("", text, page=2)], max_chars=200)] == [
+        None
+    ] * len(chunks)
 
 
 def test_chunk_sections_drops_blank_sections() -> None:

@@ -1,5 +1,5 @@
 """`tsm search … --open [N]`: open result N in the user's editor ($VISUAL, else $EDITOR), at
-the line the hit starts on when the editor takes a line (render/human_format.source_line)."""
+the line the hit starts on when the editor takes a line (render/human_format.hit_line)."""
 
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ def open_result(result: SearchResult, number: int, root: Path) -> int:
         raise UserError(
             "no editor to open the result with", "set EDITOR (or VISUAL), e.g. export EDITOR=vim"
         )
-    from ..render.human_format import source_line
+    from ..render.human_format import hit_line
 
-    command = editor_command(editor, path, source_line(str(root), hit))
+    command = editor_command(editor, path, hit_line(str(root), hit))
     try:
         subprocess.run(command, check=False)
     except OSError as exc:

@@ -15,7 +15,7 @@ from ..indexing import MAX_TRANSCRIPT_BYTES
 from ..sources.base import MAX_ALIASES, MAX_NAME_CHARS, MAX_TAG_CHARS, MAX_TAGS, cut
 from ..store.names import document_names
 from ..store.portable import PortableChunk, PortableDocument, PortableName, aliases_json
-from ..text.chunk import split_text
+from ..text.chunk import line_at, split_pieces
 from ..text.redaction import redact
 
 
@@ -25,10 +25,11 @@ class TooLarge(Exception):
 
 def bounded(settings: Settings, doc: PortableDocument) -> PortableDocument:
     """`doc` as indexing would have stored it: under the size cap of its kind (TooLarge
-    otherwise), chunks of at most `chunking.max_chars` (split by the chunker), names and
-    tags cut as the readers cut them, a session's text redacted as the transcript reader
-    redacts it, and each chunk's vector key computed from its text as indexing computes it
-    (a changed chunk then gets a vector of its own, not the export's)."""
+    otherwise), chunks of at most `chunking.max_chars` (split by the chunker, each piece
+    with the line it starts on), names and tags cut as the readers cut them, a session's
+    text redacted as the transcript reader redacts it, and each chunk's vector key computed
+    from its text as indexing computes it (a changed chunk then gets a vector of its own,
+    not the export's)."""
     session = doc.type == "session"
     cap = MAX_TRANSCRIPT_BYTES if session else int(settings.get("index.max_file_mb") * 2**20)
     size = max(len(doc.text), sum(len(c.text) for c in doc.chunks))
@@ -42,7 +43,8 @@ def bounded(settings: Settings, doc: PortableDocument) -> PortableDocument:
     chunks: list[PortableChunk] = []
     for chunk in sorted(doc.chunks, key=lambda c: c.chunk_index):
         section = cut(clean(chunk.section))
-        for piece in split_text(clean(chunk.text), max_chars):
+        text = clean(chunk.text)
+        for start, piece in split_pieces(text, max_chars):
             embed_input = passage_text(title, section, piece)
             chunks.append(
                 dataclasses.replace(
@@ -50,6 +52,7 @@ def bounded(settings: Settings, doc: PortableDocument) -> PortableDocument:
                     chunk_index=len(chunks),
                     section=section,
                     text=piece,
+                    line=line_at(text, start, chunk.line),
                     embed_hash=hashlib.sha1(embed_input.encode()).hexdigest(),
                 )
             )

@@ -562,6 +562,12 @@ def _document(record: dict[str, Any], reader: _Reader) -> portable.PortableDocum
         # a session's key may be absolute (a transcript outside the root); a note's is
         # always a path inside the root, and tsm reads the note there
         raise reader.error(f"document {record['path']!r} is no path inside the index root")
+    from ..store import migrations
+
+    # A chunk's line is the line its text starts on since m008; before, its section's.
+    lines_kept = int(reader.header["schema_version"]) > migrations.MIGRATIONS.index(
+        migrations.m008_chunk_lines
+    )
     fields: dict[str, Any] = {c: record[c] for c in portable.DOCUMENT_COLUMNS}
     fields["aliases"] = portable.aliases_json(aliases)
     fields["mtime"] = float(record["mtime"])
@@ -569,7 +575,10 @@ def _document(record: dict[str, Any], reader: _Reader) -> portable.PortableDocum
     return portable.PortableDocument(
         **fields,
         chunks=tuple(
-            portable.PortableChunk(**{n: c[n] for n in portable.CHUNK_COLUMNS})
+            portable.PortableChunk(
+                **{n: c[n] for n in portable.CHUNK_COLUMNS if n != "line"},
+                line=c["line"] if lines_kept else None,
+            )
             for c in record["chunks"]
         ),
         tags=tags,

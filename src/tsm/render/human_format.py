@@ -53,6 +53,8 @@ def one_line(value: object) -> str:
     return _UNSAFE_IN_LINE.sub(_escape, str(value))
 
 
+# A hit indexed before tsm stored the line its passage starts on has its line looked up in
+# the note: the first screenfuls get one, not a -k 10000 dump.
 LINE_NUMBERS_FOR = 100  # results
 
 
@@ -78,9 +80,7 @@ def search_text(result: SearchResult, terminal: Terminal | None = None) -> str:
             f"{t.paint(f(src.title), 'title')}{page} {t.paint(f'[{f(src.type)}]', 'dim')}"
             f"{tags}{status}{stale}"
         )
-        # Each line number reads the note: the first screenfuls get them, not a -k 10000 dump.
-        wanted = terminal is not None and rank <= LINE_NUMBERS_FOR
-        line = source_line(terminal.root, hit) if terminal is not None and wanted else None
+        line = hit_line(terminal.root, hit, rank <= LINE_NUMBERS_FOR) if terminal else None
         shown_path = t.paint(f(src.path), "path") + (t.paint(f":{line}", "line") if line else "")
         where = t.link(shown_path, src.path, line) + (
             t.paint(f" › {f(hit.section)}", "section") if hit.section else ""
@@ -205,7 +205,16 @@ def _read_note(root: str, stored: str) -> bytes | None:
         return None
 
 
-def source_line(root: str | None, hit: Hit) -> int | None:
+def hit_line(root: str | None, hit: Hit, look_up: bool = True) -> int | None:
+    """The line of the note the hit's passage starts on (1-based): the one the index keeps.
+    A passage indexed before the index kept it (migration m008) has none until its file is
+    indexed again: then, with `look_up`, it is found in the note (`looked_up_line`)."""
+    if hit.source.line is not None:
+        return hit.source.line
+    return looked_up_line(root, hit) if look_up else None
+
+
+def looked_up_line(root: str | None, hit: Hit) -> int | None:
     """The line of the note where the hit's snippet starts (1-based), found by reading the
     file: under the hit's section heading, the first line holding the snippet's first words.
     None for PDFs and sessions, or a file that is gone or changed past recognition."""

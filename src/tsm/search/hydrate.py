@@ -125,6 +125,7 @@ def build_hits(
             doc.created,
             doc.updated,
             item.stale,
+            passage.line,
         )
         hits.append(
             Hit(

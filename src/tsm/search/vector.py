@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import functools
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..store import chunks, vectors
@@ -174,11 +173,6 @@ ANN_MIN_ROWS = 50_000
 # Back to the exact path only below this share of ANN_MIN_ROWS, so that a store near the
 # threshold does not load and drop its matrix by turns.
 ANN_HYSTERESIS = 0.9
-# The HNSW path's counts (rows, missing) and mean vector are recomputed when the change log
-# moved, at most this often, by the search that finds them older: a scan of the model's
-# vectors (17.5 s at 1M rows at load 8 in bench/results/pg_vectors.md, measured when it
-# was two scans), so rarely.
-ANN_REFRESH_SECONDS = 300.0
 # hnsw.ef_search: the candidates the graph search keeps; at least the rows asked for.
 ANN_EF_SEARCH = 200
 
@@ -191,7 +185,8 @@ class AnnIndex:
     bench/results/pg_vectors.md); the background (the mean cosine over the searchable chunks)
     is the query's dot product with the mean vector of every chunk of the model, exact
     unless a filter is active and lets more than ANN_MIN_ROWS chunks through (then it is the
-    unfiltered mean), and up to ANN_REFRESH_SECONDS old; so are `missing` and `live_rows`. A
+    unfiltered mean). That mean, `missing` and `live_rows` are the statistics the writers
+    keep (store/postgres/vectors.py summary), read again whenever the change log moved. A
     document's best cosine and the chunks without a vector are exact (a query each)."""
 
     model: str
@@ -200,7 +195,6 @@ class AnnIndex:
     live_rows: int
     total_chunks: int
     mean: np.ndarray | None
-    checked: float = field(default_factory=time.monotonic)
 
     @property
     def missing(self) -> int:
@@ -280,13 +274,7 @@ def load_index(
         cached = _cache.get(key)
         if cached is not None and dim is not None and _dim(cached) not in (None, dim):
             cached = None  # the model's dimension changed: none of those rows serve
-        if isinstance(cached, AnnIndex):
-            if time.monotonic() - cached.checked < ANN_REFRESH_SECONDS:
-                return cached
-            if unchanged(cached.stamp):
-                _cache[key] = replace(cached, checked=time.monotonic())
-                return _cache[key]
-        elif cached is not None and unchanged(cached.stamp):
+        if cached is not None and unchanged(cached.stamp):
             return cached
         with read_snapshot(conn):  # the log and the rows it points at
             index: VectorIndex | AnnIndex | None = None
@@ -310,14 +298,15 @@ def _dim(index: VectorIndex | AnnIndex) -> int | None:
 
 
 def _ann(conn: Connection, model: str, dim: int, floor: float) -> AnnIndex | None:
-    """The HNSW path's handle when (model, dim) has its index and at least `floor` vectors."""
+    """The HNSW path's handle when (model, dim) has its index and at least `floor` chunks
+    with a vector of it."""
     ann = vectors.nearest_index(conn)
     if not ann.has_hnsw(conn, model, dim):
         return None  # vectors stored before the index existed: the exact path serves them
-    if ann.model_vectors(conn, model, dim) < floor:
-        return None
     stamp = vectors.change_seq(conn)
     have, total, mean = ann.summary(conn, model, dim)
+    if have < floor:
+        return None
     return AnnIndex(model, dim, stamp, have, total, mean)
 
 

@@ -72,7 +72,7 @@ def read(path: Path, rel: str, data: bytes) -> Document:
     inline_tags = _prose_tags(body)
     title = cut(_str(meta.get("title")) or (headings_h1[0] if headings_h1 else "") or path.stem)
     if not sections and _str(meta.get("title")):  # frontmatter alone: found by its title
-        sections = [Section("", _str(meta.get("title")) or title, line=1)]
+        sections = [Section("", _str(meta.get("title")) or title, line=1, text_line=1)]
     tags = _unique([*_as_list(meta.get("tags")), *_as_list(meta.get("tag")), *inline_tags])
     tags = [t for t in tags if len(t) <= MAX_TAG_CHARS][:MAX_TAGS]  # see base.MAX_TAGS
     aliases = _as_names(meta.get("aliases")) + _as_names(meta.get("alias"))
@@ -150,16 +150,20 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
     h1s: list[str] = []
     links: list[Link] = []
     stack: list[tuple[int, str]] = []
-    current: list[str] = []
-    start = first_line
+    current: list[str] = []  # one entry per line of the file, from line `text_start` on
+    start = text_start = first_line
     fence: str | None = None
 
     def flush(next_start: int) -> None:
-        nonlocal current, start
-        text = "\n".join(current).strip()
+        nonlocal current, start, text_start
+        raw = "\n".join(current)
+        text = raw.strip()
         if text:
-            sections.append(Section(" > ".join(h for _, h in stack), text, line=start))
-        current, start = [], next_start
+            # the blank lines stripped off the top still count
+            begins = text_start + raw[: len(raw) - len(raw.lstrip())].count("\n")
+            path = " > ".join(h for _, h in stack)
+            sections.append(Section(path, text, line=start, text_line=begins))
+        current, start, text_start = [], next_start, next_start + 1
 
     for offset, line in enumerate(body.split("\n")):
         lineno = first_line + offset
@@ -183,12 +187,14 @@ def _parse_body(body: str, first_line: int):  # type: ignore[no-untyped-def]
             level, title = len(heading.group(1)), _strip_inline(_heading_text(heading.group(2)))
             if len(title) > MAX_NAME_CHARS:  # its words stay searchable as the section's text
                 current.append(title)
+                text_start = lineno
                 title = cut(title)
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, title))
             if title:
-                headings.append(Section(" > ".join(h for _, h in stack), title, line=lineno))
+                heading_path = " > ".join(h for _, h in stack)
+                headings.append(Section(heading_path, title, line=lineno, text_line=lineno))
             if level == 1:
                 h1s.append(title)
             continue

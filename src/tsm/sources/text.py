@@ -15,5 +15,5 @@ def read(path: Path, rel: str, data: bytes) -> Document:
         type="text",
         title=path.stem,
         text=text,
-        sections=(Section(heading="", text=text, line=1),),
+        sections=(Section(heading="", text=text, line=1, text_line=1),),
     )

@@ -91,6 +91,7 @@ class HitRow(NamedTuple):
     chunk_index: int
     section: str
     page: int | None
+    line: int | None  # the line of the file the passage starts on (migration m008)
     text: str
     total_chunks: int
     tags: tuple[str, ...]
@@ -116,7 +117,7 @@ def hit_rows(
     wanted, wanted_params = dialect.in_values("c.document_id", content_of, "bigint")
     among, among_params = dialect.in_values("c.id", chunk_ids, "bigint")
     rows = conn.execute(
-        f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.text,
+        f"""SELECT c.id, c.document_id, c.chunk_index, c.section, c.page, c.line, c.text,
                    (SELECT COUNT(*) FROM chunks n WHERE n.document_id = c.document_id), {tags},
                    CASE WHEN {wanted} THEN d.text END{tests}
             FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {among}""",
@@ -125,10 +126,10 @@ def hit_rows(
     return {
         row[0]: HitRow._make(
             (
-                *row[:7],
-                tuple(row[7].split("\x1f")) if row[7] else (),
-                row[8],
-                tuple(bool(m) for m in row[9:]),
+                *row[:8],
+                tuple(row[8].split("\x1f")) if row[8] else (),
+                row[9],
+                tuple(bool(m) for m in row[10:]),
             )
         )
         for row in rows

@@ -98,6 +98,27 @@ def m007_keyword_index_read_from_the_index(conn: Connection) -> None:
     store_of(conn).schema.m007_keyword_index_read_from_the_index(conn)
 
 
+@migration
+def m008_chunk_lines(conn: Connection) -> None:
+    """A chunk's `line` is the line of its file on which its text starts, where a search's
+    hit opens (the chunker counts it; none for PDFs and transcripts). It held the section's
+    first line, the same for every piece of a long section, and a transcript turn's line
+    in its JSONL: those rows are cleared, and until their file is indexed again the
+    terminal's listing looks the line up in the note, as it did before."""
+    store_of(conn).schema.m008_chunk_lines(conn)
+
+
+@migration
+def m009_vector_totals(conn: Connection) -> None:
+    """On PostgreSQL, the statistics of the vectors that a search's HNSW path reads (per
+    model and dimension, the chunks with a vector and the sum of their vectors; every
+    chunk) are kept by each write of chunks or vectors, in its transaction, instead of
+    being recomputed by a search with a scan of every vector (store/postgres/schema.py says
+    how writers at once stay exact); this step computes them once for the vectors already
+    stored. Nothing changes on SQLite, whose searcher holds the matrix."""
+    store_of(conn).schema.m009_vector_totals(conn)
+
+
 def schema_version(conn: Connection) -> int:
     return store_of(conn).schema.schema_version(conn)
 

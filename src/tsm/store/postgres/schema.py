@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..names import fill_names_and_link_keys
+from .documents import WRITERS_LOCK
 
 if TYPE_CHECKING:
     from ..connect import Connection
@@ -294,6 +295,134 @@ PG_007 = """
         WHERE p.lexeme = g.lexeme AND p.chunk_id = g.chunk_id;
         RETURN NULL;
     END $$
+"""
+
+
+def m008_chunk_lines(conn: Connection) -> None:
+    conn.execute("UPDATE chunks SET line = NULL WHERE line IS NOT NULL")
+
+
+def m009_vector_totals(conn: Connection) -> None:
+    run_script(conn, PG_009)
+
+
+# documents.WRITERS_LOCK in SQL: a write of chunks takes it shared (every document writer
+# already holds it so), a write of vectors exclusive (drop_orphans already takes it so).
+_WRITERS = ", ".join(str(key) for key in WRITERS_LOCK)
+# Held by the writer that folds the statistics' rows into one per (model, dimension).
+_FOLD_LOCK = 0x74736D66  # "tsmf"
+
+# The statistics of the vectors a search's HNSW path reads (store/postgres/vectors.py
+# summary): per (model, dimension), the chunks that have a vector and the sum of their
+# vectors; on the row of model '' and dimension 0, every chunk. Kept as rows of changes,
+# one per statement and (model, dimension), so that writers never wait for each other on
+# one row; every 256th row, a writer folds them into one each. A change joins chunks with
+# vectors, so a writer of one must see every committed write of the other: chunks are
+# written under the writers' lock taken shared, vectors under it taken exclusive, and each
+# trigger takes it before it reads the other table (a fresh snapshot after the wait).
+PG_009 = f"""
+    CREATE TABLE vector_totals (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        model TEXT COLLATE "C" NOT NULL,
+        dim INTEGER NOT NULL,
+        chunks BIGINT NOT NULL,
+        total vector
+    );
+    CREATE INDEX vector_totals_model ON vector_totals(model, dim);
+    CREATE FUNCTION tsm_negated(v vector, dim INTEGER) RETURNS vector
+        LANGUAGE sql IMMUTABLE AS $$ SELECT array_fill(0::real, ARRAY[dim])::vector - v $$;
+    CREATE FUNCTION tsm_fold_vector_totals(added BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+    DECLARE
+        last BIGINT;
+    BEGIN
+        IF added = 0 THEN
+            RETURN;
+        END IF;
+        last := currval(pg_get_serial_sequence('vector_totals', 'seq'));
+        IF last / 256 <> (last - added) / 256 AND pg_try_advisory_xact_lock({_FOLD_LOCK}) THEN
+            WITH gone AS (DELETE FROM vector_totals RETURNING model, dim, chunks, total)
+            INSERT INTO vector_totals(model, dim, chunks, total)
+                SELECT model, dim, sum(chunks), sum(total) FROM gone GROUP BY model, dim;
+        END IF;
+    END $$;
+    CREATE FUNCTION tsm_chunk_vector_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        added BIGINT := 0;
+        n BIGINT;
+    BEGIN
+        PERFORM pg_advisory_xact_lock_shared({_WRITERS});
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            INSERT INTO vector_totals(model, dim, chunks, total)
+                SELECT '', 0, -count(*), NULL FROM gone HAVING count(*) > 0
+                UNION ALL
+                SELECT e.model, e.dim, -count(*), tsm_negated(sum(e.vector), e.dim)
+                FROM gone c JOIN embeddings e ON e.embed_hash = c.embed_hash
+                GROUP BY e.model, e.dim;
+            GET DIAGNOSTICS n = ROW_COUNT;
+            added := added + n;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            INSERT INTO vector_totals(model, dim, chunks, total)
+                SELECT '', 0, count(*), NULL FROM came HAVING count(*) > 0
+                UNION ALL
+                SELECT e.model, e.dim, count(*), sum(e.vector)
+                FROM came c JOIN embeddings e ON e.embed_hash = c.embed_hash
+                GROUP BY e.model, e.dim;
+            GET DIAGNOSTICS n = ROW_COUNT;
+            added := added + n;
+        END IF;
+        PERFORM tsm_fold_vector_totals(added);
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION tsm_embedding_vector_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        added BIGINT := 0;
+        n BIGINT;
+    BEGIN
+        PERFORM pg_advisory_xact_lock({_WRITERS});
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            INSERT INTO vector_totals(model, dim, chunks, total)
+                SELECT v.model, v.dim, -count(*), tsm_negated(sum(v.vector), v.dim)
+                FROM gone v JOIN chunks c ON c.embed_hash = v.embed_hash
+                GROUP BY v.model, v.dim;
+            GET DIAGNOSTICS n = ROW_COUNT;
+            added := added + n;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            INSERT INTO vector_totals(model, dim, chunks, total)
+                SELECT v.model, v.dim, count(*), sum(v.vector)
+                FROM came v JOIN chunks c ON c.embed_hash = v.embed_hash
+                GROUP BY v.model, v.dim;
+            GET DIAGNOSTICS n = ROW_COUNT;
+            added := added + n;
+        END IF;
+        PERFORM tsm_fold_vector_totals(added);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER chunks_totals_added AFTER INSERT ON chunks
+        REFERENCING NEW TABLE AS came
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_chunk_vector_totals();
+    CREATE TRIGGER chunks_totals_removed AFTER DELETE ON chunks
+        REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_chunk_vector_totals();
+    CREATE TRIGGER chunks_totals_changed AFTER UPDATE ON chunks
+        REFERENCING OLD TABLE AS gone NEW TABLE AS came
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_chunk_vector_totals();
+    CREATE TRIGGER embeddings_totals_added AFTER INSERT ON embeddings
+        REFERENCING NEW TABLE AS came
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_embedding_vector_totals();
+    CREATE TRIGGER embeddings_totals_removed AFTER DELETE ON embeddings
+        REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_embedding_vector_totals();
+    CREATE TRIGGER embeddings_totals_changed AFTER UPDATE ON embeddings
+        REFERENCING OLD TABLE AS gone NEW TABLE AS came
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_embedding_vector_totals();
+    INSERT INTO vector_totals(model, dim, chunks, total)
+        SELECT '', 0, count(*), NULL FROM chunks;
+    INSERT INTO vector_totals(model, dim, chunks, total)
+        SELECT e.model, e.dim, count(*), sum(e.vector)
+        FROM chunks c JOIN embeddings e ON e.embed_hash = c.embed_hash
+        GROUP BY e.model, e.dim
 """
 
 

@@ -220,17 +220,21 @@ def load_rows(
 
 
 def summary(conn: Connection, model: str, dim: int) -> tuple[int, int, np.ndarray | None]:
-    """(chunks with a vector of (model, dim), every chunk, the mean of those vectors) in
-    one pass over the model's vectors."""
-    have, mean = conn.execute(
-        f"""SELECT COUNT(*), vector_send(AVG(e.vector::vector({int(dim)}))) FROM chunks c
-            JOIN embeddings e ON e.model = ? AND e.dim = {int(dim)}
-            AND e.embed_hash = c.embed_hash""",
-        (model,),
+    """(chunks with a vector of (model, dim), every chunk, the mean of those vectors): one
+    read of the statistics every writer keeps (vector_totals, migration m009), a few rows
+    whatever the number of vectors."""
+    have, total, every = conn.execute(
+        """SELECT sum(chunks) FILTER (WHERE model = ?),
+                  vector_send(sum(total) FILTER (WHERE model = ?)),
+                  sum(chunks) FILTER (WHERE model = '')
+           FROM vector_totals WHERE (model = ? AND dim = ?) OR (model = '' AND dim = 0)""",
+        (model, model, model, int(dim)),
     ).fetchone()
-    (total,) = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()
-    vector = None if mean is None else _matrix([bytes(mean)], dim)[0]
-    return int(have), int(total), vector
+    have = int(have or 0)
+    mean = None
+    if have > 0 and total is not None:
+        mean = (_matrix([bytes(total)], dim)[0].astype("float64") / have).astype("float32")
+    return have, int(every or 0), mean
 
 
 def model_vectors(conn: Connection, model: str, dim: int) -> int:

@@ -148,6 +148,14 @@ def m007_keyword_index_read_from_the_index(conn: Connection) -> None:
     """Nothing: FTS5 keeps its own index."""
 
 
+def m008_chunk_lines(conn: Connection) -> None:
+    conn.execute("UPDATE chunks SET line = NULL WHERE line IS NOT NULL")
+
+
+def m009_vector_totals(conn: Connection) -> None:
+    """Nothing: the searcher holds the matrix and its counts (search/vector.py)."""
+
+
 # The steps in the order of store/migrations.py's list (a test checks the two agree): what
 # provenance.py builds its reference schema from.
 STEPS = (
@@ -158,6 +166,8 @@ STEPS = (
     m005_postings_follow_keyword_rows,
     m006_team_scope,
     m007_keyword_index_read_from_the_index,
+    m008_chunk_lines,
+    m009_vector_totals,
 )
 
 
