@@ -98,6 +98,15 @@ def m007_keyword_index_read_from_the_index(conn: Connection) -> None:
     store_of(conn).schema.m007_keyword_index_read_from_the_index(conn)
 
 
+@migration
+def m008_postings_carry_document_ids(conn: Connection) -> None:
+    """On PostgreSQL each keyword posting carries its chunk's document id in the index entry
+    (INCLUDE), so the keyword ranking gives each hit its document without reading `chunks`
+    once per ranked chunk. A chunk never changes document, so the copy cannot go stale.
+    Nothing changes on SQLite."""
+    store_of(conn).schema.m008_postings_carry_document_ids(conn)
+
+
 def schema_version(conn: Connection) -> int:
     return store_of(conn).schema.schema_version(conn)
 

@@ -297,6 +297,25 @@ PG_007 = """
 """
 
 
+def m008_postings_carry_document_ids(conn: Connection) -> None:
+    run_script(conn, PG_008)
+
+
+# The column is filled before the key is rebuilt with it, so the new index is built once, from
+# the table the UPDATE rewrote. A posting whose chunk is gone (none should be: its keyword row
+# takes it along) has no document to carry, and no search could return it.
+PG_008 = """
+    ALTER TABLE keyword_postings ADD COLUMN document_id BIGINT;
+    UPDATE keyword_postings p SET document_id = c.document_id FROM chunks c
+        WHERE c.id = p.chunk_id;
+    DELETE FROM keyword_postings WHERE document_id IS NULL;
+    ALTER TABLE keyword_postings ALTER COLUMN document_id SET NOT NULL;
+    ALTER TABLE keyword_postings DROP CONSTRAINT keyword_postings_pkey;
+    ALTER TABLE keyword_postings ADD CONSTRAINT keyword_postings_pkey
+        PRIMARY KEY (lexeme, chunk_id) INCLUDE (c0, c1, c2, c3, tokens, document_id)
+"""
+
+
 def run_script(conn: Connection, script: str) -> None:
     """A function body holds `;` too: pieces are joined until its `$$` quotes are closed."""
     for statement in _statements(script):

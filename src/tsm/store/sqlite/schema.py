@@ -148,6 +148,10 @@ def m007_keyword_index_read_from_the_index(conn: Connection) -> None:
     """Nothing: FTS5 keeps its own index."""
 
 
+def m008_postings_carry_document_ids(conn: Connection) -> None:
+    """Nothing: FTS5 keeps its own index."""
+
+
 # The steps in the order of store/migrations.py's list (a test checks the two agree): what
 # provenance.py builds its reference schema from.
 STEPS = (
@@ -158,6 +162,7 @@ STEPS = (
     m005_postings_follow_keyword_rows,
     m006_team_scope,
     m007_keyword_index_read_from_the_index,
+    m008_postings_carry_document_ids,
 )
 
 
