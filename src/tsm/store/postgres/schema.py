@@ -301,16 +301,28 @@ def m008_postings_carry_document_ids(conn: Connection) -> None:
     run_script(conn, PG_008)
 
 
-# The column is filled before the key is rebuilt with it, so the new index is built once, from
-# the table the UPDATE rewrote. A posting whose chunk is gone (none should be: its keyword row
-# takes it along) has no document to carry, and no search could return it.
+# The table is written anew rather than updated in place: an UPDATE of every posting would
+# leave a dead copy of each behind, doubling the table on disk until a VACUUM FULL. Written in
+# key order, with its key built once after. A posting whose chunk is gone (none should be: its
+# keyword row takes it along) has no document to carry, and no search could return it.
 PG_008 = """
-    ALTER TABLE keyword_postings ADD COLUMN document_id BIGINT;
-    UPDATE keyword_postings p SET document_id = c.document_id FROM chunks c
-        WHERE c.id = p.chunk_id;
-    DELETE FROM keyword_postings WHERE document_id IS NULL;
-    ALTER TABLE keyword_postings ALTER COLUMN document_id SET NOT NULL;
-    ALTER TABLE keyword_postings DROP CONSTRAINT keyword_postings_pkey;
+    ALTER TABLE keyword_postings RENAME TO keyword_postings_m007;
+    ALTER TABLE keyword_postings_m007 DROP CONSTRAINT keyword_postings_pkey;
+    CREATE TABLE keyword_postings (
+        lexeme TEXT COLLATE "C" NOT NULL,
+        chunk_id BIGINT NOT NULL,
+        document_id BIGINT NOT NULL,
+        c0 INTEGER NOT NULL,
+        c1 INTEGER NOT NULL,
+        c2 INTEGER NOT NULL,
+        c3 INTEGER NOT NULL,
+        tokens INTEGER NOT NULL
+    );
+    INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
+        SELECT p.lexeme, p.chunk_id, c.document_id, p.c0, p.c1, p.c2, p.c3, p.tokens
+        FROM keyword_postings_m007 p JOIN chunks c ON c.id = p.chunk_id
+        ORDER BY p.lexeme, p.chunk_id;
+    DROP TABLE keyword_postings_m007;
     ALTER TABLE keyword_postings ADD CONSTRAINT keyword_postings_pkey
         PRIMARY KEY (lexeme, chunk_id) INCLUDE (c0, c1, c2, c3, tokens, document_id)
 """
