@@ -1,13 +1,19 @@
 """The PostgreSQL keyword ranking statement before and after the index rebuild (migration m007),
-same data, same server, same run: p50/p95 of `best_chunks` alternated query by query, whether
-the two rank alike (and alike SQLite's FTS5), and EXPLAIN (ANALYZE, BUFFERS) of one query's
-ranking statement in each form, with its planning time (the new one also as the generic plan
-a prepared statement gets).
+same data, same server, same run: p50/p95 of `best_chunks` alternated query by query, and of
+the keyword read a search makes when it also counts its matches (before: `best_chunks` then
+`matching_chunk_ids`; now `best_chunks_and_matches`, one statement), whether the two rank
+alike, the planning time of every query's ranking statement (EXPLAIN (SUMMARY) of the custom
+plan each would get), which plans the server gave the prepared ranking statement during the
+timed loop (pg_prepared_statements: psycopg prepares a statement after 5 executions, and the
+server then chooses between custom and generic plans), and EXPLAIN (ANALYZE, BUFFERS) of one
+query's ranking statement in each form: as an unnamed statement, as the prepared statement
+after five executions with the server's own choice of plan, and as its generic plan.
 
-    # a store of schema 6 per dataset, written by the tsm of before (bench/pg_keywords.py of
-    # commit 02ef1b4 leaves its databases bench_kw_<dataset> on the server):
-    git worktree add ../base 02ef1b4
-    (cd ../base && python bench/pg_keywords.py scifact jaquad --url URL)
+    # a store per dataset, written by the tsm of before (bench/pg_keywords.py of f9192a3 or
+    # 02ef1b4, whose store/pg_keywords.py are the same, leaves bench_kw_<dataset> on the
+    # server; schema 5 or 6):
+    git worktree add ../base f9192a3
+    (cd ../base && python bench/pg_keywords.py scifact jaquad --url URL --out /tmp/before)
     python bench/pg_ranking.py --url URL --before-src ../base/src scifact jaquad
 
 Each dataset's database is copied (CREATE DATABASE ... TEMPLATE), the copy migrated by this
@@ -102,25 +108,81 @@ def numbered(sql: str) -> str:
     return "".join(p + (f"${i}" if i < len(parts) else "") for i, p in enumerate(parts, 1))
 
 
-def explain(conn: Any, sql: str, params: Any, generic: bool = False) -> str:
+def explain(conn: Any, sql: str, params: Any) -> str:
+    """EXPLAIN (ANALYZE, BUFFERS) of the statement as an unnamed one (a custom plan)."""
+    import psycopg
+
+    cursor = psycopg.ClientCursor(conn.raw)
+    cursor.execute(
+        "EXPLAIN (ANALYZE, BUFFERS) " + postgres._translate(sql), postgres._storable(params)
+    )
+    return "\n".join(r[0] for r in cursor.fetchall())
+
+
+def explain_prepared(
+    conn: Any, sql: str, params: Any, warm: list[Any], *, generic: bool
+) -> tuple[str, dict[str, int]]:
+    """EXPLAIN (ANALYZE, BUFFERS) of the statement prepared and first executed once with each
+    of `warm`'s parameters, as psycopg's prepared statement would have been: the plan the
+    server chooses then (generic or custom: it compares their costs after five custom plans),
+    or with `generic` the generic plan forced. Also how many plans of each kind it made."""
     import psycopg
 
     raw = conn.raw
     cursor = psycopg.ClientCursor(raw)
-    if not generic:
-        cursor.execute(
-            "EXPLAIN (ANALYZE, BUFFERS) " + postgres._translate(sql), postgres._storable(params)
-        )
-        return "\n".join(r[0] for r in cursor.fetchall())
     raw.execute("DEALLOCATE ALL")
     raw.execute(f"PREPARE ranking AS {numbered(sql)}")
-    raw.execute("SET plan_cache_mode = force_generic_plan")
+    if generic:
+        raw.execute("SET plan_cache_mode = force_generic_plan")
     marks = ", ".join(["%s"] * len(params))
+    for values in warm:
+        cursor.execute(f"EXECUTE ranking({marks})", list(values))
+        cursor.fetchall()
     cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) EXECUTE ranking({marks})", list(params))
     plan = "\n".join(r[0] for r in cursor.fetchall())
+    generic_plans, custom_plans = raw.execute(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'ranking'"
+    ).fetchone()
     raw.execute("RESET plan_cache_mode")
     raw.execute("DEALLOCATE ranking")
-    return plan
+    return plan, {"generic_plans": generic_plans, "custom_plans": custom_plans}
+
+
+def planning_ms(conn: Any, sql: str, params: Any) -> float:
+    """The planning time of the custom plan the statement gets with these values."""
+    import psycopg
+
+    cursor = psycopg.ClientCursor(conn.raw)
+    cursor.execute("EXPLAIN (SUMMARY) " + postgres._translate(sql), postgres._storable(params))
+    return float(planning("\n".join(r[0] for r in cursor.fetchall())).split()[0])
+
+
+def prepared_plans(conn: Any) -> list[dict[str, Any]]:
+    """The connection's prepared keyword statements (psycopg's) and the plans each got."""
+    rows = conn.raw.execute(
+        """SELECT name, generic_plans, custom_plans, left(regexp_replace(statement, '\\s+', ' ',
+                  'g'), 90)
+           FROM pg_prepared_statements WHERE statement LIKE '%keyword_postings%'
+           ORDER BY generic_plans + custom_plans DESC"""
+    ).fetchall()
+    return [
+        {"name": n, "generic_plans": g, "custom_plans": c, "statement": t} for n, g, c, t in rows
+    ]
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(statistics.median(values), 2),
+        "p95_ms": round(pct(values, 0.95), 2),
+        "max_ms": round(max(values), 2),
+    }
+
+
+def same_ranking(a: list[Any], b: list[Any]) -> bool:
+    """Same ids in the same order, ranks within 1e-9."""
+    return [r[:2] for r in a] == [r[:2] for r in b] and all(
+        abs(x[2] - y[2]) <= 1e-9 * max(1.0, abs(x[2])) for x, y in zip(a, b, strict=True)
+    )
 
 
 def run_dataset(name: str, url: str, old: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -132,7 +194,8 @@ def run_dataset(name: str, url: str, old: Any, args: argparse.Namespace) -> dict
         admin.execute(f'CREATE DATABASE "{after_db}" TEMPLATE "{before_db}"')
     before = postgres.connect(database(url, before_db))
     after = postgres.connect(database(url, after_db))
-    assert migrations.schema_version(before) == 6, "the 'before' store must be of schema 6"
+    schema = migrations.schema_version(before)
+    assert schema in (5, 6), f"the 'before' store must be of schema 5 or 6, not {schema}"
     started = time.perf_counter()
     migrations.apply(after)
     migrate_s = time.perf_counter() - started
@@ -140,33 +203,65 @@ def run_dataset(name: str, url: str, old: Any, args: argparse.Namespace) -> dict
         conn.execute("VACUUM ANALYZE")
     chunks = after.execute("SELECT count(*) FROM chunks").fetchone()[0]
     expressions = queries(name, args.max_queries)
+    rec_before, rec_after = Recorder(before), Recorder(after)
     for e in expressions[:20]:  # warm caches, and psycopg's prepared statements
-        old.best_chunks(before, e, COLUMN_WEIGHTS, FETCH)
-        pg_keywords.best_chunks(after, e, COLUMN_WEIGHTS, FETCH)
-    times: dict[str, list[float]] = {"before": [], "after": []}
-    identical = 0
-    loads = [load()]
-    for e in expressions:
+        old.best_chunks(rec_before, e, COLUMN_WEIGHTS, FETCH)
+        pg_keywords.best_chunks(rec_after, e, COLUMN_WEIGHTS, FETCH)
+        pg_keywords.best_chunks_and_matches(rec_after, e, COLUMN_WEIGHTS, FETCH)[1]()
+    times: dict[str, list[float]] = {
+        k: [] for k in ("before", "after", "counted_before", "counted_after")
+    }
+    identical = identical_counted = 0
+    statements: dict[str, list[tuple[str, Any]]] = {"before": [], "after": []}
+
+    def ranking(label: str, e: str) -> tuple[float, Any]:
         t0 = time.perf_counter()
-        got_before = old.best_chunks(before, e, COLUMN_WEIGHTS, FETCH)
-        t1 = time.perf_counter()
-        got_after = pg_keywords.best_chunks(after, e, COLUMN_WEIGHTS, FETCH)
-        t2 = time.perf_counter()
-        times["before"].append((t1 - t0) * 1000)
-        times["after"].append((t2 - t1) * 1000)
-        identical += [r[:2] for r in got_before] == [r[:2] for r in got_after] and all(
-            abs(a[2] - b[2]) <= 1e-9 * max(1.0, abs(a[2]))
-            for a, b in zip(got_before, got_after, strict=True)
+        if label == "before":
+            got = old.best_chunks(rec_before, e, COLUMN_WEIGHTS, FETCH)
+            statements["before"].append(rec_before.last)
+        else:
+            got = pg_keywords.best_chunks(rec_after, e, COLUMN_WEIGHTS, FETCH)
+            statements["after"].append(rec_after.last)
+        return (time.perf_counter() - t0) * 1000, got
+
+    def counted(label: str, e: str) -> tuple[float, Any]:
+        t0 = time.perf_counter()
+        if label == "before":
+            rows = old.best_chunks(before, e, COLUMN_WEIGHTS, FETCH)
+            ids = list(old.matching_chunk_ids(before, e))
+        else:
+            rows, matching = pg_keywords.best_chunks_and_matches(after, e, COLUMN_WEIGHTS, FETCH)
+            ids = list(matching())
+        return (time.perf_counter() - t0) * 1000, (rows, sorted(ids))
+
+    loads = [load()]
+    for i, e in enumerate(expressions):
+        order = ("before", "after") if i % 2 == 0 else ("after", "before")
+        got: dict[str, Any] = {}
+        for label in order:
+            ms, got[label] = ranking(label, e)
+            times[label].append(ms)
+        identical += same_ranking(got["before"], got["after"])
+        for label in order:
+            ms, got[label] = counted(label, e)
+            times["counted_" + label].append(ms)
+        identical_counted += same_ranking(got["before"][0], got["after"][0]) and (
+            got["before"][1] == got["after"][1]
         )
+    loads.append(load())
+    prepared = {"before": prepared_plans(before), "after": prepared_plans(after)}
+    # The planning time of every query's ranking statement, as a custom plan.
+    planned = {
+        label: [planning_ms(conn, *statements[label][i]) for i in range(len(expressions))]
+        for label, conn in (("before", before), ("after", after))
+    }
     loads.append(load())
     # The query at the old statement's median, EXPLAINed in both forms.
     middle = sorted(range(len(expressions)), key=lambda i: times["before"][i])[
         len(expressions) // 2
     ]
-    e = expressions[middle]
-    rec_before, rec_after = Recorder(before), Recorder(after)
-    old.best_chunks(rec_before, e, COLUMN_WEIGHTS, FETCH)
-    pg_keywords.best_chunks(rec_after, e, COLUMN_WEIGHTS, FETCH)
+    warm = [params for _, params in statements["after"][:5]]
+    sql_after, params_after = statements["after"][middle]
     sizes = after.execute(
         """SELECT pg_total_relation_size('chunk_keywords')
                   + pg_total_relation_size('keyword_postings')"""
@@ -175,30 +270,50 @@ def run_dataset(name: str, url: str, old: Any, args: argparse.Namespace) -> dict
         """SELECT pg_total_relation_size('chunk_keywords')
                   + pg_total_relation_size('keyword_postings')"""
     ).fetchone()[0]
+    chosen, chosen_plans = explain_prepared(after, sql_after, params_after, warm, generic=False)
+    forced, forced_plans = explain_prepared(after, sql_after, params_after, warm, generic=True)
     out = {
         "chunks": chunks,
         "queries": len(expressions),
+        "before_schema": schema,
         "migrate_s": round(migrate_s, 2),
         "load": [round(x, 2) for x in loads],
         "identical": identical,
+        "identical_counted": identical_counted,
         "keyword_tables_mb": {
             "before": round(sizes_before / 2**20, 1),
             "after": round(sizes / 2**20, 1),
         },
-        "explained": e,
-        "explain_before": explain(before, *rec_before.last),
-        "explain_after": explain(after, *rec_after.last),
-        "explain_after_generic": explain(after, *rec_after.last, generic=True),
+        "planning": {label: stats(values) for label, values in planned.items()},
+        "prepared": prepared,
+        "explained": expressions[middle],
+        "explain_before": explain(before, *statements["before"][middle]),
+        "explain_after": explain(after, sql_after, params_after),
+        "explain_after_prepared": chosen,
+        "explain_after_prepared_plans": chosen_plans,
+        "explain_after_generic": forced,
+        "explain_after_generic_plans": forced_plans,
     }
     for label, values in times.items():
-        out[label] = {
-            "p50_ms": round(statistics.median(values), 2),
-            "p95_ms": round(pct(values, 0.95), 2),
-        }
+        out[label] = stats(values)
     out["ratio_p50"] = round(out["after"]["p50_ms"] / out["before"]["p50_ms"], 3)
+    out["ratio_counted_p50"] = round(
+        out["counted_after"]["p50_ms"] / out["counted_before"]["p50_ms"], 3
+    )
     before.close()
     after.close()
     return out
+
+
+def git_commit(directory: Path) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "-C", str(directory), "log", "-1", "--format=%h"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
 
 
 def planning(plan: str) -> str:
@@ -210,34 +325,74 @@ def planning(plan: str) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [
-        "# The PostgreSQL keyword ranking statement, before and after m007",
+        f"# The PostgreSQL keyword ranking statement, {report['before']} against now",
         "",
-        f"`{report['command']}` on {report['date']}, {report['machine']}. Load average "
-        "(1 min) before and after each dataset's timed loop beside its figures: the machine "
-        "is shared. `best_chunks` with the engine's arguments, before and after alternated "
-        "query by query; `identical`: same ids in the same order, ranks within 1e-9.",
+        f"`{report['command']}` on {report['date']}, {report['machine']}, at {report['commit']}. "
+        "Load average (1 min) before the timed loop, after it, and after the planning pass "
+        "beside each dataset: the machine is shared. Before and after alternated query by "
+        "query (which goes first alternates too). `ranking`: `best_chunks` with the engine's "
+        "arguments (300 chunks for 100 documents). `with its count`: the keyword read of a "
+        "search that also counts its matches (before `best_chunks` then `matching_chunk_ids`, "
+        "now `best_chunks_and_matches`). `identical`: same ids in the same order, ranks within "
+        "1e-9 (and the same match ids, for the counted read).",
         "",
-        "| dataset | chunks | queries | before p50 / p95 ms | after p50 / p95 ms "
-        "| after/before p50 | identical | keyword tables MB before → after | m007 s | load |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|---|",
+        "| dataset | chunks | queries | ranking before p50 / p95 ms | now p50 / p95 ms "
+        "| now/before p50 | with its count before p50 / p95 | now p50 / p95 | now/before p50 "
+        "| identical | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, r in report["datasets"].items():
         lines.append(
             f"| {name} | {r['chunks']} | {r['queries']} | {r['before']['p50_ms']} / "
             f"{r['before']['p95_ms']} | {r['after']['p50_ms']} / {r['after']['p95_ms']} | "
-            f"{r['ratio_p50']} | {r['identical']}/{r['queries']} | "
-            f"{r['keyword_tables_mb']['before']} → {r['keyword_tables_mb']['after']} | "
-            f"{r['migrate_s']} | {r['load'][0]} → {r['load'][1]} |"
+            f"**{r['ratio_p50']}** | {r['counted_before']['p50_ms']} / "
+            f"{r['counted_before']['p95_ms']} | {r['counted_after']['p50_ms']} / "
+            f"{r['counted_after']['p95_ms']} | {r['ratio_counted_p50']} | "
+            f"{r['identical']}/{r['queries']}, {r['identical_counted']}/{r['queries']} | "
+            f"{' → '.join(map(str, r['load']))} |"
         )
+    lines += [
+        "",
+        "Planning time of every query's ranking statement (EXPLAIN (SUMMARY), the custom plan "
+        "its values get), p50 / p95 / max ms:",
+        "",
+        "| dataset | before | now |",
+        "|---|---:|---:|",
+    ]
     for name, r in report["datasets"].items():
+        b, a = r["planning"]["before"], r["planning"]["after"]
+        lines.append(
+            f"| {name} | {b['p50_ms']} / {b['p95_ms']} / {b['max_ms']} | "
+            f"{a['p50_ms']} / {a['p95_ms']} / {a['max_ms']} |"
+        )
+    lines += [
+        "",
+        "The plans the server gave psycopg's prepared keyword statements during the run "
+        "(pg_prepared_statements of each connection; a statement is prepared after 5 "
+        "executions of its text):",
+        "",
+        "| dataset | store | statement | generic plans | custom plans |",
+        "|---|---|---|---:|---:|",
+    ]
+    for name, r in report["datasets"].items():
+        for label in ("before", "after"):
+            for s in r["prepared"][label] or [{"statement": "(none prepared)"}]:
+                lines.append(
+                    f"| {name} | {label} | `{s['statement']}…` | {s.get('generic_plans', '')} "
+                    f"| {s.get('custom_plans', '')} |"
+                )
+    for name, r in report["datasets"].items():
+        chosen = r["explain_after_prepared_plans"]
         lines += [
             "",
             f"## {name}: `{r['explained']}`",
             "",
-            f"Planning: before {planning(r['explain_before'])}, after "
-            f"{planning(r['explain_after'])} (custom plan), "
-            f"{planning(r['explain_after_generic'])} (generic plan, as a prepared "
-            "statement may get).",
+            f"The query at the old statement's median. Planning: before "
+            f"{planning(r['explain_before'])}, now {planning(r['explain_after'])} (custom "
+            f"plan), {planning(r['explain_after_prepared'])} prepared after five executions "
+            f"(the server's choice: {chosen['generic_plans']} generic, "
+            f"{chosen['custom_plans']} custom plans made), "
+            f"{planning(r['explain_after_generic'])} (generic plan forced).",
             "",
             "Before:",
             "",
@@ -245,13 +400,19 @@ def markdown(report: dict[str, Any]) -> str:
             r["explain_before"],
             "```",
             "",
-            "After (custom plan):",
+            "Now (custom plan):",
             "",
             "```",
             r["explain_after"],
             "```",
             "",
-            "After (generic plan: PREPARE, plan_cache_mode = force_generic_plan):",
+            "Now, prepared and executed five times first (the server's choice of plan):",
+            "",
+            "```",
+            r["explain_after_prepared"],
+            "```",
+            "",
+            "Now, generic plan (PREPARE, plan_cache_mode = force_generic_plan):",
             "",
             "```",
             r["explain_after_generic"],
@@ -264,15 +425,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="+")
     parser.add_argument("--url", required=True, help="the server holding bench_kw_<dataset>")
-    parser.add_argument("--before-src", required=True, type=Path, help="02ef1b4's src/")
+    parser.add_argument(
+        "--before-src", required=True, type=Path, help="f9192a3's (or 02ef1b4's) src/"
+    )
     parser.add_argument("--max-queries", type=int)
-    parser.add_argument("--out", default="pg-ranking-m007")
+    parser.add_argument("--out", default="pg-ranking-now")
     args = parser.parse_args()
     import platform
 
     old = old_module(args.before_src)
     report: dict[str, Any] = {
         "command": "python bench/pg_ranking.py " + " ".join(sys.argv[1:]),
+        "before": git_commit(args.before_src.parent),
+        "commit": git_commit(ROOT),
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "datasets": {},

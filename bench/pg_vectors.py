@@ -182,7 +182,7 @@ def run_size(
     del exact, found
 
     started = time.perf_counter()
-    with conn.raw.transaction():  # its counts and mean vector (vector_totals since m009)
+    with conn.raw.transaction():  # its counts and mean vector (vector_totals since m010)
         ann = vector._ann(conn, MODEL, dim, 0)
     out["ann_open_s"] = time.perf_counter() - started
     assert ann is not None

@@ -330,6 +330,29 @@ def test_postings_go_with_their_chunk(pg_url: str) -> None:
     server.close()
 
 
+def test_each_posting_carries_its_chunks_document(pg_url: str) -> None:
+    """A posting carries its chunk's document id (migration m009), which the ranking returns
+    without reading `chunks`: right for every posting after writes, a replaced document (new
+    chunks, new ids) and removals, and what best_chunks returns."""
+    server = postgres.connect(pg_url)
+    migrations.apply(server)
+    rng = random.Random(8)
+    docs = [(f"q{i}.md", [("", "", _words(rng, ENGLISH, 3, 12))] * 3, "") for i in range(5)]
+    _write(server, docs)
+    _write(server, [("q0.md", [("deer", "", "boundary layer")] * 2, "")])  # replaced
+    _delete(server, ["q1.md"])
+    wrong = server.execute(
+        """SELECT count(*) FROM keyword_postings p LEFT JOIN chunks c ON c.id = p.chunk_id
+           WHERE c.document_id IS DISTINCT FROM p.document_id"""
+    ).fetchone()[0]
+    assert wrong == 0
+    assert server.execute("SELECT count(*) FROM keyword_postings").fetchone()[0] > 0
+    found = keywords.best_chunks(server, '"deer" OR "layer" OR "run"', COLUMN_WEIGHTS, 100)
+    owners = dict(server.execute("SELECT id, document_id FROM chunks").fetchall())
+    assert found and all(m.document_id == owners[m.chunk_id] for m in found)
+    server.close()
+
+
 def test_the_tokenizer_is_chunks_fts_own(tmp_path: Path) -> None:
     """pg_keywords splits text with the tokenizer of the SQLite index's chunks_fts."""
     lite = open_db(tmp_path / "tsm.db", create=True)
@@ -401,8 +424,9 @@ def _copy_as_schema_6(lite: sqlite3.Connection, server: Any) -> None:
 
 
 def test_a_store_of_schema_6_ranks_as_fts5_once_migrated(pg_url: str, tmp_path: Path) -> None:
-    """Migration m007 turns the keyword rows of an existing team store into the new index:
-    the same matches and ranks as FTS5 on the same chunks, and new writes join them."""
+    """Migrations m007 and m009 turn the keyword rows of an existing team store into the new
+    index: the same matches, ranks and documents as FTS5 on the same chunks, and new writes
+    join them."""
     lite = open_db(tmp_path / "tsm.db", create=True)
     docs = _corpus(seed=29)
     _write(lite, docs)

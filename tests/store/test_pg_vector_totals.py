@@ -1,4 +1,4 @@
-"""The statistics of a team store's vectors that a search's HNSW path reads (migration m009:
+"""The statistics of a team store's vectors that a search's HNSW path reads (migration m010:
 per (model, dimension), the chunks with a vector and their sum; every chunk): kept by each
 write of chunks or vectors in its own transaction, read in one statement
 (store/postgres/vectors.py summary), and equal to a scan of every vector after any mix of
@@ -217,7 +217,7 @@ def test_two_writers_at_once_lose_nothing(pg_url: str) -> None:
 
 
 def test_a_store_with_vectors_from_before_gets_its_statistics(pg_url: str) -> None:
-    conn = pg_connect(pg_url, up_to=8)
+    conn = pg_connect(pg_url, up_to=9)
     embedder = FakeEmbedder(dim=8)
     try:
         for n in range(5):

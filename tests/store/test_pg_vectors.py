@@ -103,7 +103,7 @@ def test_patching_survives_writers_committing_out_of_order(pg_url: str) -> None:
     (a log read by sequence number alone would skip them: A's entries number lower than
     B's, which the reader has already seen). Two writers of documents, whose chunks take
     texts that have vectors: writers of vectors wait for each other and for them
-    (store/postgres/schema.py, m009), so they cannot commit out of order."""
+    (store/postgres/schema.py, m010), so they cannot commit out of order."""
     a, b, reader = pg_connect(pg_url), pg_connect(pg_url), pg_connect(pg_url)
     embedder = FakeEmbedder(dim=16)
     try:

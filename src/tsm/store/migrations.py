@@ -109,14 +109,23 @@ def m008_chunk_lines(conn: Connection) -> None:
 
 
 @migration
-def m009_vector_totals(conn: Connection) -> None:
+def m009_postings_carry_document_ids(conn: Connection) -> None:
+    """On PostgreSQL each keyword posting carries its chunk's document id in the index entry
+    (INCLUDE), so the keyword ranking gives each hit its document without reading `chunks`
+    once per ranked chunk. A chunk never changes document, so the copy cannot go stale.
+    Nothing changes on SQLite."""
+    store_of(conn).schema.m009_postings_carry_document_ids(conn)
+
+
+@migration
+def m010_vector_totals(conn: Connection) -> None:
     """On PostgreSQL, the statistics of the vectors that a search's HNSW path reads (per
     model and dimension, the chunks with a vector and the sum of their vectors; every
     chunk) are kept by each write of chunks or vectors, in its transaction, instead of
     being recomputed by a search with a scan of every vector (store/postgres/schema.py says
     how writers at once stay exact); this step computes them once for the vectors already
     stored. Nothing changes on SQLite, whose searcher holds the matrix."""
-    store_of(conn).schema.m009_vector_totals(conn)
+    store_of(conn).schema.m010_vector_totals(conn)
 
 
 def schema_version(conn: Connection) -> int:

@@ -7,8 +7,9 @@ pre-tokenized (words separated by white space, which FTS5 also splits at), so ea
 is split once and remembered: a chunk's terms are then dictionary look-ups.
 
 The index: `keyword_postings` has a row per (lexeme, chunk) with the lexeme's count in each
-column and the chunk's token count, and its primary key carries them all (INCLUDE), so a
-term's postings are one range of the btree read by an index-only scan. `chunk_keywords` has a
+column, the chunk's token count and its document, and its primary key carries them all
+(INCLUDE), so a term's postings are one range of the btree read by an index-only scan, and a
+ranking names each hit's document without reading `chunks`. `chunk_keywords` has a
 row per chunk with its token count and its terms in order (columns separated by a newline,
 terms by a space: neither occurs in an FTS5 term), which only a phrase of several terms reads,
 to check that its terms are adjacent. `keyword_totals` holds N and the token total as delta
@@ -288,9 +289,10 @@ def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
            ), k AS (
                INSERT INTO chunk_keywords(chunk_id, terms, tokens) SELECT r.id, r.t, r.n FROM r
            )
-           INSERT INTO keyword_postings(lexeme, chunk_id, c0, c1, c2, c3, tokens)
-           SELECT e.l, r.id, e.c0, e.c1, e.c2, e.c3, r.n
-           FROM r, unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
+           INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
+           SELECT e.l, r.id, c.document_id, e.c0, e.c1, e.c2, e.c3, r.n
+           FROM r JOIN chunks c ON c.id = r.id,
+                unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
         (json.dumps(batch, ensure_ascii=False),),
     )
 
@@ -335,10 +337,11 @@ _PHRASES = """phrases AS MATERIALIZED (
 
 # The chunks that hold each phrase of several lexemes, with their stored terms.
 _HOLDERS = """holders AS MATERIALIZED (
-        SELECT ph.expr, ph.slot, ph.pattern, k.chunk_id, k.tokens, k.terms FROM phrases ph
+        SELECT ph.expr, ph.slot, ph.pattern, k.chunk_id, have.document_id, k.tokens, k.terms
+        FROM phrases ph
         CROSS JOIN LATERAL (
-            SELECT p.chunk_id FROM keyword_postings p WHERE p.lexeme = ANY(ph.lex)
-            GROUP BY p.chunk_id
+            SELECT p.chunk_id, p.document_id FROM keyword_postings p WHERE p.lexeme = ANY(ph.lex)
+            GROUP BY p.chunk_id, p.document_id
             HAVING count(*) = (SELECT count(DISTINCT l) FROM unnest(ph.lex) AS l)) have
         JOIN chunk_keywords k ON k.chunk_id = have.chunk_id
         WHERE cardinality(ph.lex) > 1 AND k.terms ~ ph.pattern
@@ -453,7 +456,7 @@ def _column_count(column: int) -> str:
     )
 
 
-# Every matching chunk as (chunk_id, rank), FTS5's bm25() rank. Parameters: those of
+# Every matching chunk as (chunk_id, document_id, rank), FTS5's bm25() rank. Parameters: those of
 # _PHRASES (the phrases in order, repeats included), then the four column weights. n_i is a
 # one-term phrase's index range counted, or a longer phrase's holders counted.
 RANKED = f"""
@@ -474,27 +477,27 @@ RANKED = f"""
     ), weight AS (
         SELECT ?::float8 AS w0, ?::float8 AS w1, ?::float8 AS w2, ?::float8 AS w3
     ), hit AS (
-        SELECT phrase.slot, phrase.idf, p.chunk_id, p.tokens,
+        SELECT phrase.slot, phrase.idf, p.chunk_id, p.document_id, p.tokens,
                p.c0::float8 * weight.w0 + p.c1::float8 * weight.w1 + p.c2::float8 * weight.w2
                + p.c3::float8 * weight.w3 AS f
         FROM phrase CROSS JOIN weight
         CROSS JOIN LATERAL (
-            SELECT p.chunk_id, p.tokens, p.c0, p.c1, p.c2, p.c3 FROM keyword_postings p
-            WHERE p.lexeme = phrase.lex[1]) p
+            SELECT p.chunk_id, p.document_id, p.tokens, p.c0, p.c1, p.c2, p.c3
+            FROM keyword_postings p WHERE p.lexeme = phrase.lex[1]) p
         WHERE cardinality(phrase.lex) = 1
         UNION ALL
-        SELECT h.slot, phrase.idf, h.chunk_id, h.tokens,
+        SELECT h.slot, phrase.idf, h.chunk_id, h.document_id, h.tokens,
                {_column_count(1)} * weight.w0 + {_column_count(2)} * weight.w1
                + {_column_count(3)} * weight.w2 + {_column_count(4)} * weight.w3 AS f
         FROM holders h JOIN phrase ON phrase.slot = h.slot CROSS JOIN weight
     )
-    SELECT hit.chunk_id,
+    SELECT hit.chunk_id, hit.document_id,
            {_f8(-1.0)} * sum(
                hit.idf * ((hit.f * {_f8(K1 + 1.0)})
                           / (hit.f + {_f8(K1)}
                              * ({_f8(1 - B)} + {_f8(B)} * hit.tokens::float8 / total.avgdl)))
                ORDER BY hit.slot) AS rank
-    FROM hit CROSS JOIN total GROUP BY hit.chunk_id"""
+    FROM hit CROSS JOIN total GROUP BY hit.chunk_id, hit.document_id"""
 
 
 def _ranked(query: Query, weights: Sequence[float]) -> list[object] | None:
@@ -511,9 +514,8 @@ def best_chunks(
     if params is None:
         return []
     rows = conn.execute(
-        f"""SELECT r.chunk_id, c.document_id, r.rank FROM (
-                {RANKED} ORDER BY rank, chunk_id LIMIT ?) r
-            JOIN chunks c ON c.id = r.chunk_id ORDER BY r.rank, c.document_id, r.chunk_id""",
+        f"""SELECT chunk_id, document_id, rank FROM ({RANKED} ORDER BY rank, chunk_id LIMIT ?) r
+            ORDER BY rank, document_id, chunk_id""",
         (*params, limit),
     )
     return [(int(c), int(d), float(r)) for c, d, r in rows]
@@ -531,9 +533,8 @@ def best_chunks_and_matches(
         return [], lambda: []
     rows = conn.execute(
         f"""WITH r AS MATERIALIZED ({RANKED})
-            SELECT b.chunk_id, c.document_id, b.rank, NULL::bigint[] FROM (
-                SELECT chunk_id, rank FROM r ORDER BY rank, chunk_id LIMIT ?) b
-            JOIN chunks c ON c.id = b.chunk_id
+            SELECT b.chunk_id, b.document_id, b.rank, NULL::bigint[] FROM (
+                SELECT chunk_id, document_id, rank FROM r ORDER BY rank, chunk_id LIMIT ?) b
             UNION ALL SELECT NULL, NULL, NULL, (SELECT array_agg(chunk_id) FROM r)
             ORDER BY 3, 2, 1""",
         (*params, limit),

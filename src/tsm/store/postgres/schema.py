@@ -302,8 +302,39 @@ def m008_chunk_lines(conn: Connection) -> None:
     conn.execute("UPDATE chunks SET line = NULL WHERE line IS NOT NULL")
 
 
-def m009_vector_totals(conn: Connection) -> None:
+def m009_postings_carry_document_ids(conn: Connection) -> None:
     run_script(conn, PG_009)
+
+
+# The table is written anew rather than updated in place: an UPDATE of every posting would
+# leave a dead copy of each behind, doubling the table on disk until a VACUUM FULL. Written in
+# key order, with its key built once after. A posting whose chunk is gone (none should be: its
+# keyword row takes it along) has no document to carry, and no search could return it.
+PG_009 = """
+    ALTER TABLE keyword_postings RENAME TO keyword_postings_m007;
+    ALTER TABLE keyword_postings_m007 DROP CONSTRAINT keyword_postings_pkey;
+    CREATE TABLE keyword_postings (
+        lexeme TEXT COLLATE "C" NOT NULL,
+        chunk_id BIGINT NOT NULL,
+        document_id BIGINT NOT NULL,
+        c0 INTEGER NOT NULL,
+        c1 INTEGER NOT NULL,
+        c2 INTEGER NOT NULL,
+        c3 INTEGER NOT NULL,
+        tokens INTEGER NOT NULL
+    );
+    INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
+        SELECT p.lexeme, p.chunk_id, c.document_id, p.c0, p.c1, p.c2, p.c3, p.tokens
+        FROM keyword_postings_m007 p JOIN chunks c ON c.id = p.chunk_id
+        ORDER BY p.lexeme, p.chunk_id;
+    DROP TABLE keyword_postings_m007;
+    ALTER TABLE keyword_postings ADD CONSTRAINT keyword_postings_pkey
+        PRIMARY KEY (lexeme, chunk_id) INCLUDE (c0, c1, c2, c3, tokens, document_id)
+"""
+
+
+def m010_vector_totals(conn: Connection) -> None:
+    run_script(conn, PG_010)
 
 
 # documents.WRITERS_LOCK in SQL: a write of chunks takes it shared (every document writer
@@ -320,7 +351,7 @@ _FOLD_LOCK = 0x74736D66  # "tsmf"
 # vectors, so a writer of one must see every committed write of the other: chunks are
 # written under the writers' lock taken shared, vectors under it taken exclusive, and each
 # trigger takes it before it reads the other table (a fresh snapshot after the wait).
-PG_009 = f"""
+PG_010 = f"""
     CREATE TABLE vector_totals (
         seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         model TEXT COLLATE "C" NOT NULL,

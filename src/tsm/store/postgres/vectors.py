@@ -221,7 +221,7 @@ def load_rows(
 
 def summary(conn: Connection, model: str, dim: int) -> tuple[int, int, np.ndarray | None]:
     """(chunks with a vector of (model, dim), every chunk, the mean of those vectors): one
-    read of the statistics every writer keeps (vector_totals, migration m009), a few rows
+    read of the statistics every writer keeps (vector_totals, migration m010), a few rows
     whatever the number of vectors."""
     have, total, every = conn.execute(
         """SELECT sum(chunks) FILTER (WHERE model = ?),

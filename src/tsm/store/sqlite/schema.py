@@ -152,7 +152,11 @@ def m008_chunk_lines(conn: Connection) -> None:
     conn.execute("UPDATE chunks SET line = NULL WHERE line IS NOT NULL")
 
 
-def m009_vector_totals(conn: Connection) -> None:
+def m009_postings_carry_document_ids(conn: Connection) -> None:
+    """Nothing: FTS5 keeps its own index."""
+
+
+def m010_vector_totals(conn: Connection) -> None:
     """Nothing: the searcher holds the matrix and its counts (search/vector.py)."""
 
 
@@ -167,7 +171,8 @@ STEPS = (
     m006_team_scope,
     m007_keyword_index_read_from_the_index,
     m008_chunk_lines,
-    m009_vector_totals,
+    m009_postings_carry_document_ids,
+    m010_vector_totals,
 )
 
 
