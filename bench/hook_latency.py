@@ -66,9 +66,17 @@ def run_hook(prompt: str, env: dict[str, str], cwd: Path) -> tuple[float, str]:
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
     }
+    return run_script(HOOK, payload, env, cwd)
+
+
+def run_script(
+    script: Path, payload: dict[str, str], env: dict[str, str], cwd: Path
+) -> tuple[float, str]:
+    """A hook script run as Claude Code runs it: a new `python3` fed the hook input JSON on
+    stdin; the milliseconds until it exits, and its stdout."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, str(HOOK)],
+        [sys.executable, str(script)],
         input=json.dumps(payload),
         env=env,
         cwd=cwd,
@@ -206,17 +214,7 @@ def first_prompts(
     for i in range(runs):
         subprocess.run([*COMMAND, "stop"], env=env, capture_output=True)
         payload = {"session_id": "bench", "cwd": str(root), "hook_event_name": "SessionStart"}
-        started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, str(session_start)],
-            input=json.dumps(payload),
-            env=hook_env,
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        start_ms = (time.perf_counter() - started) * 1000
+        start_ms, _ = run_script(session_start, payload, hook_env, root)
         ms, out = run_hook(PROMPTS[i % len(PROMPTS)], hook_env, root)
         got = "notes injected" if out.strip() else "nothing"
         load = os.getloadavg()[0]
