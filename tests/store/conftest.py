@@ -5,9 +5,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.store.notes import pg_connect
+from tsm.search import vector
 from tsm.store.connect import open_db
 
 
@@ -18,3 +21,19 @@ def db(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     conn = open_db(tmp_path / "tsm.db", create=True)
     yield conn
     conn.close()
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[Any]:
+    """A connection to a fresh PostgreSQL store with every migration."""
+    conn = pg_connect(pg_url)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def fresh_vector_cache() -> Iterator[None]:
+    """No vector index cached by an earlier test's store (their ids repeat across stores)."""
+    vector._cache.clear()
+    yield
+    vector._cache.clear()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from tsm.embed import Embedder
 from tsm.models import Chunk, Document, Link, Section
-from tsm.store import vectors
+from tsm.store import migrations, vectors
 from tsm.store.connect import Connection, Transaction
 from tsm.store.documents import ChunkRow, write_document
 
@@ -80,3 +81,12 @@ def chunk_ids(conn: sqlite3.Connection, doc_id: int) -> list[int]:
         "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index", (doc_id,)
     )
     return [r[0] for r in rows]
+
+
+def pg_connect(url: str, up_to: int | None = None) -> Any:
+    """A connection to the PostgreSQL store at `url`, migrated to `up_to` (default: all)."""
+    from tsm.store.postgres import connection as postgres
+
+    conn = postgres.connect(url)
+    migrations.apply(conn, up_to=up_to)
+    return conn

@@ -11,14 +11,14 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.store.notes import embed_pending
+from tests.store.notes import embed_pending, pg_connect
 from tsm.embed.fake import FakeEmbedder
 from tsm.models import Chunk, Document, Section
 from tsm.search import vector
@@ -26,30 +26,12 @@ from tsm.search.vector import AnnIndex
 from tsm.store import failures, migrations, vectors
 from tsm.store.connect import Transaction
 from tsm.store.documents import ChunkRow, delete_document, lock_paths, write_document
-from tsm.store.postgres import connection as postgres
 from tsm.store.postgres import vectors as pg_vectors
 
 BODIES = [f"{a} {b}" for a in ("alpha", "bravo", "charlie", "delta") for b in "wxyz"]
 
 
-def pg_connect(url: str, up_to: int | None = None) -> Any:
-    conn = postgres.connect(url)
-    migrations.apply(conn, up_to=up_to)
-    return conn
-
-
-@pytest.fixture
-def pg(pg_url: str) -> Iterator[Any]:
-    conn = pg_connect(pg_url)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache() -> Iterator[None]:
-    vector._cache.clear()
-    yield
-    vector._cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_vector_cache")
 
 
 def write(conn: Any, path: str, bodies: list[str]) -> int:

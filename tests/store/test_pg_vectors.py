@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.store.notes import embed_pending
+from tests.store.notes import embed_pending, pg_connect
 from tsm.embed.fake import FakeEmbedder
 from tsm.models import Chunk, Document, Section
 from tsm.search import vector
@@ -28,26 +28,7 @@ WORDS = (
 ).split()
 
 
-def pg_connect(url: str) -> Any:
-    from tsm.store.postgres import connection as postgres
-
-    conn = postgres.connect(url)
-    migrations.apply(conn)
-    return conn
-
-
-@pytest.fixture
-def pg(pg_url: str) -> Iterator[Any]:
-    conn = pg_connect(pg_url)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache() -> Iterator[None]:
-    vector._cache.clear()
-    yield
-    vector._cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_vector_cache")
 
 
 def add(conn: Connection, path: str, bodies: list[str], keys: list[str] | None = None) -> int:
