@@ -26,6 +26,8 @@ QUERIES = (
     ("LoRA radio range", "--vec-only"),  # vectors alone
 )
 
+SAMPLE_ON_SQLITE = "moves the SQLite sample index itself; PostgreSQL is its target here"
+
 
 def sqlite_env(db: Path) -> dict[str, str]:
     """A second SQLite store for the same index root (the notes the documents came from)."""
@@ -85,14 +87,9 @@ def records(file: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh]
 
 
-@pytest.fixture
-def on_sqlite() -> None:
-    if os.environ.get("TSM_STORE_URL"):
-        pytest.skip("moves the SQLite sample index itself; PostgreSQL is its target here")
-
-
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_an_index_moves_from_sqlite_to_postgresql_and_back(
-    on_sqlite: None, indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
+    indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
 ) -> None:
     here: dict[str, str] = {}
     server = {"TSM_STORE_URL": pg_url}
@@ -142,8 +139,9 @@ def test_an_index_moves_from_sqlite_to_postgresql_and_back(
     assert listing(tsm, again) == want_list
 
 
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_a_store_with_an_index_is_replaced_only_when_asked(
-    on_sqlite: None, indexed: Path, tsm: Any, tmp_path: Path
+    indexed: Path, tsm: Any, tmp_path: Path
 ) -> None:
     file = tmp_path / "index.tsm.gz"
     assert tsm("export", str(file)).code == 0
@@ -250,8 +248,9 @@ HOSTILE: dict[str, tuple[Callable[[list[str], bytes], bytes], str]] = {
 
 
 @pytest.mark.parametrize("case", list(HOSTILE))
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_a_hostile_file_is_refused_and_changes_nothing(
-    on_sqlite: None, indexed: Path, tsm: Any, tmp_path: Path, case: str
+    indexed: Path, tsm: Any, tmp_path: Path, case: str
 ) -> None:
     good = tmp_path / "good.tsm.gz"
     assert tsm("export", str(good)).code == 0
@@ -277,8 +276,9 @@ def test_a_hostile_file_is_refused_and_changes_nothing(
     assert not (tmp_path / "fresh.db").exists()
 
 
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_a_truncated_file_leaves_a_postgresql_store_as_it_was(
-    on_sqlite: None, indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
+    indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
 ) -> None:
     server = {"TSM_STORE_URL": pg_url}
     good = tmp_path / "good.tsm.gz"
@@ -294,9 +294,8 @@ def test_a_truncated_file_leaves_a_postgresql_store_as_it_was(
     assert tsm("status", "-f", "json", env=server).json()["vectors_done"] > 0
 
 
-def test_export_errors_are_one_line(
-    on_sqlite: None, indexed: Path, tsm: Any, tmp_path: Path
-) -> None:
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
+def test_export_errors_are_one_line(indexed: Path, tsm: Any, tmp_path: Path) -> None:
     result = tsm("export", str(tmp_path / "no" / "such" / "dir" / "x.gz"), "-f", "json")
     assert result.code == 1 and "cannot write" in result.error()["error"]
     assert "Traceback" not in result.err
@@ -305,8 +304,9 @@ def test_export_errors_are_one_line(
     assert nothing.code == 1 and "no index" in nothing.err
 
 
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_an_export_without_room_is_a_system_error_and_leaves_no_file(
-    on_sqlite: None, indexed: Path, tsm: Any, tmp_path: Path
+    indexed: Path, tsm: Any, tmp_path: Path
 ) -> None:
     # a note of incompressible words, so that half the export is more than SQLite's own
     # files need to grow by (its -shm is 32 KB)
@@ -337,8 +337,9 @@ def test_an_export_without_room_is_a_system_error_and_leaves_no_file(
     assert list(target.parent.iterdir()) == []  # neither the file nor its temporary
 
 
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_a_gzip_bomb_is_refused_without_filling_the_memory(
-    on_sqlite: None, vault: Path, tsm: Any, tmp_path: Path
+    vault: Path, tsm: Any, tmp_path: Path
 ) -> None:
     """A record one MiB over the record limit (128 Mi characters: one line of 'a', some
     hundreds of KB compressed) after a valid header: refused at the limit, never read whole,

@@ -6,7 +6,6 @@ a traceback. On SQLite the same keyword and leftover checks run after PRAGMA qui
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -33,11 +32,7 @@ OLD_STATUS_KEYS = {
     "index_root", "db_path", "trusted", "warnings",
 }  # fmt: skip
 
-
-@pytest.fixture
-def on_sqlite() -> None:
-    if os.environ.get("TSM_STORE_URL"):
-        pytest.skip("compares the SQLite sample index with a PostgreSQL copy of it")
+SAMPLE_ON_SQLITE = "compares the SQLite sample index with a PostgreSQL copy of it"
 
 
 def with_password(url: str, password: str) -> str:
@@ -65,8 +60,9 @@ def database_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {item["name"]: item for item in section["items"]}
 
 
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_status_names_the_store_on_both(
-    on_sqlite: None, indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
+    indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
 ) -> None:
     local = tsm("status", "-f", "json")
     assert local.code == 0, local.err
@@ -103,8 +99,9 @@ def test_status_names_the_store_on_both(
     assert "hunter2" not in result.out + human.out + result.err + human.err
 
 
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
 def test_doctor_checks_the_server_and_finds_damage(
-    on_sqlite: None, indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
+    indexed: Path, tsm: Any, pg_url: str, tmp_path: Path
 ) -> None:
     env = moved_to(tsm, pg_url, tmp_path)
     result = tsm("doctor", "-f", "json", env=env)
@@ -194,9 +191,8 @@ def test_doctor_with_the_server_stopped_is_a_failed_check(
     assert len(status.err.strip().splitlines()) == 1 and "Traceback" not in status.err
 
 
-def test_doctor_on_sqlite_finds_chunks_without_keyword_rows(
-    on_sqlite: None, indexed: Path, tsm: Any
-) -> None:
+@pytest.mark.sqlite_only(SAMPLE_ON_SQLITE)
+def test_doctor_on_sqlite_finds_chunks_without_keyword_rows(indexed: Path, tsm: Any) -> None:
     ok = tsm("doctor", "-f", "json")
     assert ok.code == 0, ok.out
     checks = database_checks(ok.json())
