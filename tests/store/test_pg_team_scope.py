@@ -18,9 +18,10 @@ import shutil
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -343,3 +344,30 @@ def test_a_member_who_only_reads_writes_nothing_into_the_root(tmp_path: Path, pg
     carol.ok("status")
     assert not (carol.root / ".tsm" / "workspace-id").exists()
     assert (alice.root / ".tsm" / "workspace-id").is_file()
+
+
+def test_a_member_searches_through_a_role_that_may_only_read(tmp_path: Path, pg_url: str) -> None:
+    """An agent's server may hold a role with SELECT alone: opening the store from a root its
+    member indexes with another role writes nothing, so searching works."""
+    alice = person(tmp_path, "alice", pg_url)
+    note(alice.root, "notes/budget.md", "Alice plans the quarterly budget.")
+    alice.ok("index")
+    role = f"reader_{os.getpid()}"
+    parts = urlsplit(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'only-reads'")
+        conn.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    try:
+        reader = replace(
+            alice,
+            url=urlunsplit(
+                parts._replace(netloc=f"{role}:only-reads@{parts.netloc.split('@')[-1]}")
+            ),
+        )
+        assert reader.found("budget") == ["notes/budget.md"]
+        assert alice.found("budget") == ["notes/budget.md"]
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP OWNED BY {role}")
+            conn.execute(f"DROP ROLE {role}")

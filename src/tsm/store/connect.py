@@ -50,7 +50,7 @@ def open_store(settings: Settings, *, create: bool = False) -> Connection:
     except BaseException as exc:
         conn.close()
         if isinstance(exc, Exception) and postgres.is_server_error(exc):
-            raise postgres.storage_failure(exc, url) from None
+            raise failures.postgres_error(exc, settings.store_key) from None
         raise
     return conn
 

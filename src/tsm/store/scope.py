@@ -198,16 +198,20 @@ def claim(conn: Any, scope: Scope) -> None:
     wrote with it; a name is the team's), refuse an id that another member holds (a cloned
     repository's `.tsm/workspace-id`, say), and bring the member's transcripts in this
     workspace to their sessions.share setting (turning it off hides those shared before).
-    Nothing to do for a root with no id yet."""
+    Nothing to do for a root with no id yet. It writes only what is missing or differs, so
+    a member who reads through a role that may only read (an agent's server, say) opens
+    the store from a root they index with another role."""
     if scope.workspace is None:
         return
-    conn.execute(
-        "INSERT INTO workspaces(id, member, named) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-        (scope.workspace, scope.member, scope.named),
-    )
-    member, named = conn.execute(
-        "SELECT member, named FROM workspaces WHERE id = ?", (scope.workspace,)
-    ).fetchone()
+    owner = "SELECT member, named FROM workspaces WHERE id = ?"
+    row = conn.execute(owner, (scope.workspace,)).fetchone()
+    if row is None:
+        conn.execute(
+            "INSERT INTO workspaces(id, member, named) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (scope.workspace, scope.member, scope.named),
+        )
+        row = conn.execute(owner, (scope.workspace,)).fetchone()
+    member, named = row
     if named != scope.named or (not named and member != scope.member):
         raise WorkspaceTaken(
             f"this root's team store workspace {_shown(scope)} belongs to another member",
@@ -215,11 +219,11 @@ def claim(conn: Any, scope: Scope) -> None:
             if not scope.named
             else "store.workspace names a workspace that is an id; choose another name",
         )
-    conn.execute(
-        """UPDATE documents SET shared = ? WHERE workspace = ? AND owner = ?
-               AND type = 'session' AND shared <> ?""",
-        (scope.share, scope.workspace, scope.member, scope.share),
-    )
+    differs = """WHERE workspace = ? AND owner = ? AND type = 'session' AND shared <> ?"""
+    params = (scope.workspace, scope.member, scope.share)
+    (stale,) = conn.execute(f"SELECT EXISTS (SELECT 1 FROM documents {differs})", params).fetchone()
+    if stale:
+        conn.execute(f"UPDATE documents SET shared = ? {differs}", (scope.share, *params))
 
 
 def _shown(scope: Scope) -> str:
