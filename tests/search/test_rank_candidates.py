@@ -59,7 +59,7 @@ def candidates(draw: st.DrawFn) -> tuple[list[Candidate], dict[int, ResultDocume
     return [c for c in cands if any((c.fts, c.vector, c.entity, c.bridge, c.paraphrase))], docs
 
 
-@settings(max_examples=2_000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(candidates())
 def test_the_ranking_is_the_order_of_its_keys(
     case: tuple[list[Candidate], dict[int, ResultDocument]],
