@@ -37,7 +37,7 @@ from .sources.files import Reach, display, storable
 from .statedir import embedding_role
 from .store import documents, failures, vectors
 from .store.chunks import chunk_document_pairs
-from .store.connect import Connection, Transaction, pipelined
+from .store.connect import Connection, Transaction, grouped, pipelined
 from .text.chunk import chunk_sections
 from .text.tokenizer import compiled_user_dict, get_tokenizer
 from .workspace import IgnoreRules
@@ -110,7 +110,11 @@ def index_paths(
     # Files that look changed are read, parsed and tokenized ahead in worker processes; this
     # process decides and stores each file in order as before, using their work.
     candidates = _changed_files(settings, files, rels, stored)
-    with WorkAhead[str, Parsed | None](parse_file, start_parsing, (settings, reach)) as ahead:
+    # The documents' transactions are committed a group at a time (store/connect.grouped).
+    with (
+        grouped(conn),
+        WorkAhead[str, Parsed | None](parse_file, start_parsing, (settings, reach)) as ahead,
+    ):
         for done, (path, rel) in enumerate(zip(files, rels, strict=True), start=1):
             fill(ahead, candidates)
             seen.add(rel)
@@ -121,18 +125,20 @@ def index_paths(
             ahead.forget(rel)
             if progress:
                 progress(done, len(files), display(rel))
-    if not paths:
-        for transcript, folder in _session_files(settings, report):
-            key = session_key(settings, transcript)
-            seen.add(key)
-            _index_session(settings, conn, transcript, key, stored.get(key), report, within=folder)
-    for rel, old in documents.stored_files(conn).items():  # fresh: renames already moved
-        if rel.startswith(("~/", "/")):  # transcripts outside the root: ingested explicitly
-            continue
-        if rel not in seen and any(_within(rel, s) for s in scopes) and not _exists(root / rel):
-            report.removed += _locked(
-                conn, [rel], partial(_remove_vanished, conn, root, rel, old.id)
-            )
+        if not paths:
+            for transcript, folder in _session_files(settings, report):
+                key = session_key(settings, transcript)
+                seen.add(key)
+                _index_session(
+                    settings, conn, transcript, key, stored.get(key), report, within=folder
+                )
+        for rel, old in documents.stored_files(conn).items():  # fresh: renames already moved
+            if rel.startswith(("~/", "/")):  # transcripts outside the root: ingested explicitly
+                continue
+            if rel not in seen and any(_within(rel, s) for s in scopes) and not _exists(root / rel):
+                report.removed += _locked(
+                    conn, [rel], partial(_remove_vanished, conn, root, rel, old.id)
+                )
     if embedder is not None:
         # Searches compare hits with generic requests (search/relevance.py); embedding those
         # once here, where the model is loaded anyway, spares the first search a second, and

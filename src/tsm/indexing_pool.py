@@ -5,13 +5,15 @@ that died, a job not handed out) the caller does itself, so a run with or withou
 stores the same rows in the same order.
 
 The pool starts only once a run has more than a handful of such files: a hook re-indexing
-one note must not pay for starting interpreters. Workers are spawned, not forked: the
-daemon indexes from a process with threads, and a fork would copy their held locks."""
+one note must not pay for starting workers. Workers are forked where that is safe, else
+spawned (start_method)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -50,6 +52,16 @@ def worker_count(environ: dict[str, str] | None = None) -> int:
                 "set it to the number of worker processes, or 0 for none",
             ) from None
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def start_method() -> str:
+    """How workers start: forked from a process that runs no other thread (the command line),
+    where a worker is ready at once and shares what this process has loaded (tsm's modules,
+    the dictionary's pages); spawned from one that does (the daemon), whose threads' held
+    locks a fork would copy; and spawned where fork is not the platform's way (macOS)."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
 
 
 def _quiet_worker(initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:
@@ -157,7 +169,7 @@ class WorkAhead(Generic[Key, Result]):
 
         self._pool = ProcessPoolExecutor(
             self._workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=multiprocessing.get_context(start_method()),
             initializer=_quiet_worker,
             initargs=(self._initializer, self._initargs),
         )

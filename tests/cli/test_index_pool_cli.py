@@ -60,13 +60,13 @@ def _index(root: Path, state: Path, workers: int, *args: str) -> subprocess.Pope
     )
 
 
-def _watched(proc: subprocess.Popen[str]) -> set[int]:
+def _watched(proc: subprocess.Popen[str], *, forked: bool | None = None) -> set[int]:
     """The worker processes the run started, seen while it ran."""
-    spawned: set[int] = set()
+    started: set[int] = set()
     while proc.poll() is None:
-        spawned.update(_workers_of(proc.pid))
+        started.update(_workers_of(proc.pid, forked=forked))
         time.sleep(0.01)
-    return spawned
+    return started
 
 
 def _report(proc: subprocess.Popen[str]) -> dict:
@@ -96,10 +96,13 @@ def _rows(db: Path) -> dict[str, list[tuple]]:
         }
 
 
-def _workers_of(pid: int) -> list[int]:
-    """The pool's worker processes among `pid`'s children (not the PDF reader's sandbox)."""
+def _workers_of(pid: int, *, forked: bool | None = None) -> list[int]:
+    """The pool's worker processes among `pid`'s children (not the PDF reader's sandbox):
+    forked ones run the run's own command line, spawned ones multiprocessing's. `forked`:
+    only those started that way."""
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        run = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return []
     workers = []
@@ -108,7 +111,7 @@ def _workers_of(pid: int) -> list[int]:
             cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"spawn_main" in cmdline:
+        if (cmdline == run and forked is not False) or (b"spawn_main" in cmdline and not forked):
             workers.append(int(child))
     return workers
 
@@ -177,3 +180,28 @@ def test_cheap_english_notes_stay_in_one_process(tmp_path: Path) -> None:
     proc = _index(root, tmp_path / "state", 2)
     assert _watched(proc) == set()
     assert _report(proc)["indexed"] == START_AFTER + 50
+
+
+def test_the_command_line_forks_its_workers(tmp_path: Path) -> None:
+    """A worker forked from the run shares its loaded modules and dictionary: no interpreter
+    to start, no imports to run again."""
+    root = _vault(tmp_path / "vault", START_AFTER + 20)
+    run = _index(root, tmp_path / "state", 2)
+    assert len(_watched(run, forked=True)) == 2
+    assert _report(run)["indexed"] == START_AFTER + 21
+
+
+@pytest.mark.parametrize(("threads", "method"), [(0, "fork"), (1, "spawn")])
+def test_a_process_with_threads_spawns_its_workers(threads: int, method: str) -> None:
+    """A fork copies only the thread that forks, and with it any lock another thread held
+    (the daemon indexes beside its server's threads): such a process spawns its workers."""
+    code = (
+        "import sys, threading; from tsm.indexing_pool import start_method\n"
+        "stop = threading.Event()\n"
+        f"for _ in range({threads}): threading.Thread(target=stop.wait).start()\n"
+        "print(start_method()); stop.set()"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == (method if sys.platform == "linux" else "spawn")

@@ -39,6 +39,9 @@ def progress_bar(args: argparse.Namespace) -> Any:
         return None
     from tqdm import tqdm
 
+    # tqdm's monitor thread only nudges bars that stall; without it the run keeps one
+    # thread, so its index workers can be forked (indexing_pool.start_method).
+    tqdm.monitor_interval = 0
     bars: dict[str, Any] = {}
 
     def update(done: int, total: int, label: str) -> None:

@@ -149,20 +149,89 @@ def refuse_empty(path: Path) -> None:
 
 
 class Transaction:
-    """`with Transaction(conn):` — BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error."""
+    """`with Transaction(conn):` — BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error. Inside
+    `grouped(conn)` on SQLite it is a part of the group's transaction instead."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self._group = _groups.get(id(conn))
+        self._changes = 0
 
     def __enter__(self) -> Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
+        if self._group is not None:
+            self._changes = self._group.enter()
+        else:
+            self.conn.execute("BEGIN IMMEDIATE")
         return self.conn
 
     def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
-        if exc_type is None:
+        if self._group is not None:
+            self._group.leave(failed=exc_type is not None, changes_before=self._changes)
+        elif exc_type is None:
             self.conn.execute("COMMIT")
         else:
             rollback(self.conn)
+
+
+# How long one grouped transaction stays open at most (`grouped`): another writer (the
+# daemon, a hook re-indexing a note) waits for it at most about this long.
+GROUP_SECONDS = 0.5
+
+
+class _Group:
+    """The transaction that `grouped` keeps open across several `Transaction`s."""
+
+    def __init__(self, conn: sqlite3.Connection, seconds: float) -> None:
+        self.conn, self.seconds, self.opened = conn, seconds, 0.0
+
+    def enter(self) -> int:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.opened = time.monotonic()
+        return self.conn.total_changes
+
+    def leave(self, *, failed: bool, changes_before: int) -> None:
+        if failed:
+            # A part that wrote nothing before it failed (a file that changed meanwhile)
+            # leaves the group whole; one that wrote cannot be undone alone (a savepoint
+            # would make FTS5 write its pending terms out, the cost this saves), so the
+            # group's other parts go with it and the error stops the run.
+            if self.conn.total_changes != changes_before:
+                rollback(self.conn)
+            return
+        if time.monotonic() - self.opened >= self.seconds:
+            self.commit()
+
+    def commit(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
+
+_groups: dict[int, _Group] = {}
+
+
+@contextmanager
+def grouped(conn: Connection, seconds: float = GROUP_SECONDS) -> Iterator[None]:
+    """Fold the `Transaction`s made on `conn` inside this block into one SQLite transaction
+    committed every `seconds` (and at the end), for a writer storing many documents one
+    transaction each: each commit writes the WAL's pages again and FTS5 its pending terms
+    as a new segment that later merges rewrite, so one commit per document costs more than
+    the document. Every commit still holds whole documents only. On PostgreSQL each stays
+    its own transaction: its writers lock the paths they write (store/documents.py), and
+    a group would hold those locks for every document in it."""
+    if not isinstance(conn, sqlite3.Connection) or id(conn) in _groups:
+        yield
+        return
+    group = _groups[id(conn)] = _Group(conn, seconds)
+    try:
+        yield
+    finally:
+        del _groups[id(conn)]
+        try:
+            group.commit()  # what is whole is kept, as one transaction per document kept it
+        except BaseException:
+            rollback(conn)
+            raise
 
 
 def pipelined(conn: Connection) -> AbstractContextManager[None]:
