@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import IN_LIST_IDS
+from .dialect import begin_snapshot
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,22 +73,23 @@ def _whole_matrix(
     conn: Connection, where: str, params: tuple[Any, ...]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every row, counted first and then read ROWS_PER_FETCH at a time straight into one
-    matrix of that size, in one read snapshot. Holding every row's BLOB as a Python bytes
+    matrix of that size, both from one snapshot. Holding every row's BLOB as a Python bytes
     object and joining them took twice the matrix at once, and the allocator kept much of
     the freed heap in the process's RSS afterwards."""
     import numpy as np
 
-    from ..connect import read_snapshot
-
     rows = _MATRIX_ROWS.format(join="JOIN") + " WHERE 1 = 1" + where
     count = rows.replace("c.id, c.document_id, e.vector", "count(*)", 1)
-    with read_snapshot(conn):
+    own = not conn.in_transaction
+    if own:
+        conn.execute(begin_snapshot)  # the count and the rows must agree
+    try:
         (total,) = conn.execute(count, params).fetchone()
-        cursor = conn.execute(rows + " ORDER BY c.id", params)
+        cursor = iter(conn.execute(rows + " ORDER BY c.id", params))
         ids, docs = np.empty(total, np.int64), np.empty(total, np.int64)
         matrix: np.ndarray | None = None
         row = 0
-        while batch := cursor.fetchmany(ROWS_PER_FETCH):
+        while batch := list(islice(cursor, ROWS_PER_FETCH)):
             block = np.frombuffer(b"".join(r[2] for r in batch), dtype=np.float32)
             block = block.reshape(len(batch), -1)
             if matrix is None:
@@ -96,6 +99,9 @@ def _whole_matrix(
             docs[row:end] = [r[1] for r in batch]
             matrix[row:end] = block
             row = end
+    finally:
+        if own:
+            conn.execute("COMMIT")
     if matrix is None:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
     return ids, docs, matrix
