@@ -530,3 +530,38 @@ def test_a_db_with_a_view_tsm_did_not_make_is_never_read(tmp_path: Path) -> None
     conn.close()
     assert "planted" not in names and "documents" in names
     assert [p.name for p in tmp_path.glob("tsm.db.foreign-*")]  # kept, for the user to see
+
+
+def test_loading_the_matrix_holds_little_more_than_the_matrix(db_path: Path) -> None:
+    """The whole matrix is read a fetch at a time into one array. Before, every row's BLOB
+    was held as a bytes object and then joined: twice the matrix at once (308 MB at 100k
+    chunks of 384 floats), much of which the allocator kept in the daemon's RSS. Measured
+    as the peak RSS of a fresh process while it loads (Linux: /proc/self/clear_refs)."""
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("peak RSS is read from /proc")
+    embedder = FakeEmbedder(dim=384)
+    conn = open_db(db_path, create=True)
+    add(conn, "a.md", [f"chunk {i}" for i in range(20_000)])
+    embed_pending(conn, embedder)
+    conn.close()
+    code = f"""
+from pathlib import Path
+from tsm.store import vectors
+from tsm.store.connect import open_db
+def kb(key):
+    line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(key))
+    return int(line.split()[1]) * 1024
+conn = open_db(Path({str(db_path)!r}))
+vectors.load_matrix(conn, "nothing")  # the code paths loaded, no rows
+before = kb("VmRSS:")
+Path("/proc/self/clear_refs").write_text("5")  # the peak starts again from here
+ids, docs, matrix = vectors.load_matrix(conn, {embedder.name!r})
+print(matrix.shape[0], matrix.shape[1], matrix.nbytes, kb("VmHWM:") - before)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rows, dim, nbytes, growth = map(int, out.stdout.split())
+    assert (rows, dim) == (20_000, 384)
+    assert growth < 1.5 * nbytes, f"peak {growth / nbytes:.2f} x the matrix"

@@ -17,6 +17,7 @@ from ..indexing import Progress, drop_orphan_vectors, embed_pending, index_paths
 from ..sources import reader_for
 from ..store import documents, vectors
 from ..store.connect import Connection, open_store, rollback
+from ..text.tokenizer import trim_tokenizer
 from ..workspace import IgnoreRules
 from .reindex import check_target, drop_vectors, fts_batches, rebuild_fts
 
@@ -146,6 +147,11 @@ class Runner:
         except BaseException:
             rollback(self.conn)
             raise
+        finally:
+            if isinstance(job, IndexJob | IngestJob | FtsJob):
+                # Tokenizing documents touched much of the dictionary; a resident process
+                # keeps only what its searches read again (text/tokenizer.py).
+                trim_tokenizer()
 
     @property
     def changes(self) -> int:

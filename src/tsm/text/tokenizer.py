@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..pagecache import leave_to_page_cache
+
 # Hiragana, katakana (incl. ー), CJK ideographs and iteration marks: runs handed to the analyzer.
 _JA_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -71,11 +73,20 @@ class JapaneseTokenizer:
                     "remove it; tsm builds it again from user_dict.csv",
                 ) from None
             analyzer = _Analyzer.of(dictionary, dictionary.tokenizer(mode=SplitMode.A))
+            # Opening reads 72 of the dictionary's 192 MB, which tokenizing hardly touches
+            # again: leave them to the page cache (pagecache.py) rather than in this RSS.
+            leave_to_page_cache(system_dictionary())
         try:
             yield analyzer
         finally:
             with self._lock:
                 self._idle.append(analyzer)
+
+    def trim(self) -> None:
+        """Unmap the dictionary pages this process holds resident (they stay in the page
+        cache): after indexing, which touches far more of the dictionary than searches do."""
+        if self._idle:
+            leave_to_page_cache(system_dictionary())
 
     def release(self) -> None:
         """Drop the idle analyzers, and with them the dictionary's ~90 MB of mapped pages: a
@@ -158,6 +169,13 @@ def _latin_terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text) if w not in ENGLISH_STOPWORDS]
 
 
+def system_dictionary() -> Path:
+    """Sudachi's system dictionary file (sudachidict-core's)."""
+    import sudachidict_core
+
+    return Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
+
+
 def compiled_user_dict(state_dir: Path) -> Path | None:
     """`<state dir>/user_dict.csv` (Sudachi's user-dictionary CSV) compiled to user_dict.dic,
     rebuilt when the CSV is newer. Changing it changes tokenization: run `tsm reindex fts`."""
@@ -179,14 +197,12 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
         return compiled
     import subprocess
 
-    import sudachidict_core
-
     from ..errors import ConfigError
     from ..launcher import python
     from ..statedir import private_dir
 
     private_dir(state_dir)  # ours, 0700, not a symlink: the build writes into it
-    system = Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
+    system = system_dictionary()
     # Absolute paths: a relative state dir such as "-x" must not read as an option.
     source, partial = source.absolute(), compiled.absolute().with_name("user_dict.dic.tmp")
     partial.unlink(missing_ok=True)  # ubuild refuses to overwrite; a planted link goes too
@@ -213,6 +229,13 @@ def compiled_user_dict(state_dir: Path) -> Path | None:
 
 _default: JapaneseTokenizer | None = None
 _lock = threading.Lock()
+
+
+def trim_tokenizer() -> None:
+    """Leave the process-wide tokenizer's dictionary pages to the page cache (`trim`)."""
+    with _lock:
+        if _default is not None:
+            _default.trim()
 
 
 def release_tokenizer() -> None:

@@ -1,0 +1,53 @@
+"""Read-only files that libraries map into the process. A page of such a file that the
+process has touched stays mapped, and counted in its RSS, until the mapping goes, even if it
+is never read again: Sudachi's dictionary reads 72 of its 192 MB once while it opens
+(docs/architecture.md, resident memory). `leave_to_page_cache` unmaps those pages from this
+process only; they stay in the kernel's page cache, so reading one again costs a minor fault,
+not a disk read, and the kernel can reclaim them like any cached file."""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import sys
+from pathlib import Path
+
+MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", 4)
+
+
+def mapped_ranges(path: Path, maps: str | None = None) -> list[tuple[int, int]]:
+    """(start, end) addresses of this process's read-only mappings of `path` (Linux
+    /proc/self/maps; `maps` is its text, for tests). Writable mappings are left out: dropping
+    their pages would drop what the process wrote."""
+    if maps is None:
+        try:
+            maps = Path("/proc/self/maps").read_text()
+        except OSError:
+            return []
+    target = str(path)
+    ranges = []
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5] == target and "w" not in fields[1]:
+            start, end = fields[0].split("-")
+            ranges.append((int(start, 16), int(end, 16)))
+    return ranges
+
+
+def leave_to_page_cache(path: Path) -> int:
+    """Unmap the pages of `path` that this process holds resident (it reads them again, from
+    the page cache, when it next needs them); the bytes of address space advised. Nothing
+    happens where the kernel has no /proc/self/maps or madvise (macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    ranges = mapped_ranges(path.resolve())
+    if not ranges:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    libc.madvise.restype = ctypes.c_int
+    advised = 0
+    for start, end in ranges:
+        if libc.madvise(start, end - start, MADV_DONTNEED) == 0:
+            advised += end - start
+    return advised
