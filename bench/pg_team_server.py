@@ -67,6 +67,7 @@ CORPORA = ("scifact", "scifact-ja", "cranfield", "jaquad")
 TOKEN = "bench-token-" + secrets.token_hex(8)
 EMBEDDER = "fake:384"  # the default model's width, so the matrix product costs the same
 PROTOCOL = "2025-06-18"
+SLOWEST = 10  # the slowest searches of each store, named in the report
 
 
 # -- the corpus -------------------------------------------------------------------------------
@@ -342,9 +343,11 @@ def load_queries(count: int, seed: int = 5) -> list[str]:
 
 def load_test(port: int, clients: int, seconds: float, warmup: float, queries: list[str]):
     """`clients` threads searching for warmup + seconds; calls that start in the timed
-    window count. Returns (latencies ms, engine took_ms, errors, window seconds)."""
+    window count. Returns (latencies ms, engine took_ms, errors, window seconds, the query of
+    each latency)."""
     latencies: list[float] = []
     took: list[float] = []
+    asked: list[str] = []
     errors: list[str] = []
     lock = threading.Lock()
     ready = threading.Barrier(clients + 1)
@@ -371,6 +374,7 @@ def load_test(port: int, clients: int, seconds: float, warmup: float, queries: l
                 with lock:
                     latencies.append(ms)
                     took.append(float(data.get("took_ms") or 0))
+                    asked.append(query)
         session.close()
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
@@ -381,7 +385,7 @@ def load_test(port: int, clients: int, seconds: float, warmup: float, queries: l
     ready.wait()
     for t in threads:
         t.join()
-    return latencies, took, errors, seconds
+    return latencies, took, errors, seconds, asked
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -393,7 +397,7 @@ def serve_store(store: Store, args: argparse.Namespace, queries: list[str]) -> N
     env = store.env | ({"TSM_AUTOSTART": "1"} if args.daemon else {})
     with mcp_server(env) as port:
         load = os.getloadavg()
-        latencies, took, errors, seconds = load_test(
+        latencies, took, errors, seconds, asked = load_test(
             port, args.clients, args.seconds, args.warmup, queries
         )
         after = os.getloadavg()
@@ -401,7 +405,7 @@ def serve_store(store: Store, args: argparse.Namespace, queries: list[str]) -> N
         subprocess.run(
             [sys.executable, "-m", "tsm", "stop"], env=store.env, capture_output=True, timeout=60
         )
-    store.serving = served(args, latencies, took, errors, seconds, load, after)
+    store.serving = served(args, latencies, took, errors, seconds, load, after, asked)
     print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
 
 
@@ -409,8 +413,8 @@ def serve_alternately(stores: list[Store], args: argparse.Namespace, queries: li
     """Every store's `tsm mcp --http` running at once, the timed window cut into --slices
     slices served by turns (A B, B A, …), so that the machine's changing load falls on
     each store alike; the first slice of each store has the warm-up, the others one second."""
-    got: dict[str, tuple[list[float], list[float], list[str]]] = {
-        s.name: ([], [], []) for s in stores
+    got: dict[str, tuple[list[float], list[float], list[str], list[str]]] = {
+        s.name: ([], [], [], []) for s in stores
     }
     with ExitStack() as running:
         ports = {s.name: running.enter_context(mcp_server(s.env)) for s in stores}
@@ -420,15 +424,17 @@ def serve_alternately(stores: list[Store], args: argparse.Namespace, queries: li
             turn = queries[shift:] + queries[:shift]
             for store in stores if n % 2 == 0 else stores[::-1]:
                 warmup = args.warmup if n == 0 else min(1.0, args.warmup)
-                latencies, took, errors, _ = load_test(
+                latencies, took, errors, _, asked = load_test(
                     ports[store.name], args.clients, args.seconds / args.slices, warmup, turn
                 )
-                for into, part in zip(got[store.name], (latencies, took, errors), strict=True):
+                for into, part in zip(
+                    got[store.name], (latencies, took, errors, asked), strict=True
+                ):
                     into.extend(part)  # type: ignore[attr-defined]
         after = os.getloadavg()
     for store in stores:
-        latencies, took, errors = got[store.name]
-        store.serving = served(args, latencies, took, errors, args.seconds, load, after)
+        latencies, took, errors, asked = got[store.name]
+        store.serving = served(args, latencies, took, errors, args.seconds, load, after, asked)
         print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
 
 
@@ -441,7 +447,9 @@ def cli_alternately(stores: list[Store], args: argparse.Namespace, queries: list
     """`tsm search QUERY -f json` through each store's warm daemon, the stores alternated
     query by query: each search's wall time and its `took_ms`."""
     envs = {s.name: s.env | {"TSM_AUTOSTART": "1"} for s in stores}
-    got: dict[str, tuple[list[float], list[float]]] = {s.name: ([], []) for s in stores}
+    got: dict[str, tuple[list[float], list[float], list[str]]] = {
+        s.name: ([], [], []) for s in stores
+    }
     try:
         for store in stores:
             run([*TSM, "start"], envs[store.name])
@@ -452,20 +460,20 @@ def cli_alternately(stores: list[Store], args: argparse.Namespace, queries: list
         for n in range(args.cli):
             for store in stores if n % 2 == 0 else stores[::-1]:
                 began = time.perf_counter()
-                out = run(
-                    [*TSM, "search", queries[n % len(queries)], "-f", "json"], envs[store.name]
-                )
-                wall, took = got[store.name]
+                query = queries[n % len(queries)]
+                out = run([*TSM, "search", query, "-f", "json"], envs[store.name])
+                wall, took, asked = got[store.name]
                 wall.append((time.perf_counter() - began) * 1000)
                 took.append(float(json.loads(out)["took_ms"]))
+                asked.append(query)
         seconds = time.perf_counter() - started
         after = os.getloadavg()
     finally:
         for store in stores:
             subprocess.run([*TSM, "stop"], env=envs[store.name], capture_output=True, timeout=60)
     for store in stores:
-        wall, took = got[store.name]
-        store.serving = served(args, wall, took, [], seconds, load, after)
+        wall, took, asked = got[store.name]
+        store.serving = served(args, wall, took, [], seconds, load, after, asked)
         print(f"{store.name}: served {json.dumps(store.serving)}", flush=True)
 
 
@@ -477,7 +485,9 @@ def served(
     seconds: float,
     load: tuple[float, float, float],
     after: tuple[float, float, float],
+    asked: list[str],
 ) -> dict[str, Any]:
+    slowest = sorted(zip(latencies, took, asked, strict=True), key=lambda r: -r[0])[:SLOWEST]
     return {
         "clients": 1 if args.cli else args.clients,
         "through_daemon": args.daemon or bool(args.cli),
@@ -494,6 +504,7 @@ def served(
         "engine_took_p50_ms": round(percentile(took, 0.5), 1),
         "load_before": [round(x, 2) for x in load],
         "load_after": [round(x, 2) for x in after],
+        "slowest": [{"ms": round(w, 1), "took_ms": t, "query": q} for w, t, q in slowest],
     }
 
 
@@ -588,6 +599,20 @@ def markdown(report: dict[str, Any]) -> str:
                 f"{pg['engine_took_p50_ms'] / lite['engine_took_p50_ms']:.2f}× in the daemon "
                 "(goal ≤ 1.5×).",
             ]
+        for s in stores:
+            slow = s["serving"].get("slowest") if s["serving"] else None
+            if slow:
+                lines += [
+                    "",
+                    f"The {len(slow)} slowest searches on {s['name']}:",
+                    "",
+                    "| ms | engine took_ms | query |",
+                    "|---:|---:|---|",
+                    *(
+                        f"| {r['ms']} | {r['took_ms']} | {r['query'][:90].replace('|', '/')} |"
+                        for r in slow
+                    ),
+                ]
     return "\n".join(lines) + "\n"
 
 

@@ -35,7 +35,7 @@ from .sources import SkipFile, discover, load_bytes, reader_for, walk
 from .sources.commit_dates import CommitDates
 from .sources.files import Reach, display, storable
 from .statedir import embedding_role
-from .store import documents, failures, vectors
+from .store import documents, failures, keywords, vectors
 from .store.chunks import chunk_document_pairs
 from .store.connect import Connection, Transaction, grouped, pipelined
 from .text.chunk import chunk_sections
@@ -139,6 +139,8 @@ def index_paths(
                 report.removed += _locked(
                     conn, [rel], partial(_remove_vanished, conn, root, rel, old.id)
                 )
+    if report.indexed or report.removed or report.renamed:
+        keywords.settle(conn)  # after the group's last commit: outside any transaction
     if embedder is not None:
         # Searches compare hits with generic requests (search/relevance.py); embedding those
         # once here, where the model is loaded anyway, spares the first search a second, and

@@ -39,6 +39,13 @@ def delete_document(conn: Connection, doc_id: int) -> None:
     store_of(conn).keywords.delete_document(conn, doc_id)
 
 
+def settle(conn: Connection) -> None:
+    """Ready the index for reads after a run of writes (outside any transaction): on
+    PostgreSQL the new postings' pages are marked visible to all, so that the ranking reads
+    them from the index alone; nothing on SQLite."""
+    store_of(conn).keywords.settle(conn)
+
+
 def best_chunk_per_document(
     conn: Connection,
     expression: str,

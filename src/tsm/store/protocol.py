@@ -44,6 +44,8 @@ class KeywordIndex(Protocol):
 
     def delete_document(self, conn: Connection, doc_id: int) -> None: ...
 
+    def settle(self, conn: Connection) -> None: ...
+
     def best_chunk_per_document(
         self,
         conn: Connection,

@@ -306,6 +306,24 @@ def delete_document(conn: Any, doc_id: int) -> None:
     )
 
 
+def settle(conn: Any) -> None:
+    """VACUUM the postings. The ranking reads a term's postings by an index-only scan, which
+    must fetch the table's page of every posting whose page the visibility map does not yet
+    mark all-visible; only a vacuum marks it, and autovacuum waits until a fifth of the table
+    is new, so the last part of a bulk index would stay off the map (one page in seven at
+    100k chunks). Insert-only pages are all a vacuum reads here (the map skips the others),
+    and SKIP_LOCKED leaves the table to a vacuum already at work on it.
+
+    The store commits without waiting for the disk (connection.connect), and a vacuum may
+    not count a row as committed before its commit is on disk: one write committed with the
+    wait (a zero row of the totals, which add up the same) puts every earlier commit there."""
+    conn.execute("BEGIN")
+    conn.execute("SET LOCAL synchronous_commit = on")
+    conn.execute("INSERT INTO keyword_totals(rows, tokens) VALUES (0, 0)")
+    conn.execute("COMMIT")
+    conn.execute("VACUUM (SKIP_LOCKED) keyword_postings")
+
+
 # --- matching -----------------------------------------------------------------------------
 #
 # Every statement below answers in one round trip, phrases of several lexemes included: the

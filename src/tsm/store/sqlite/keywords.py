@@ -26,6 +26,10 @@ def delete_document(conn: Connection, doc_id: int) -> None:
     )
 
 
+def settle(conn: Connection) -> None:
+    """FTS5 reads its own index whatever was written: nothing to do."""
+
+
 def best_chunk_per_document(
     conn: Connection,
     expression: str,
