@@ -98,8 +98,9 @@ def _rows(db: Path) -> dict[str, list[tuple]]:
 
 def _workers_of(pid: int, *, forked: bool | None = None) -> list[int]:
     """The pool's worker processes among `pid`'s children (not the PDF reader's sandbox):
-    forked ones run the run's own command line, spawned ones multiprocessing's. `forked`:
-    only those started that way."""
+    forked ones run the run's own command line and ignore SIGINT (the pool's initializer;
+    a child of subprocess has the run's command line too until it execs), spawned ones
+    multiprocessing's command line. `forked`: only those started that way."""
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         run = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -109,11 +110,21 @@ def _workers_of(pid: int, *, forked: bool | None = None) -> list[int]:
     for child in children:
         try:
             cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            ignores_sigint = _ignores_sigint(int(child))
         except OSError:
             continue
-        if (cmdline == run and forked is not False) or (b"spawn_main" in cmdline and not forked):
+        if cmdline == run and ignores_sigint and forked is not False:
+            workers.append(int(child))
+        elif b"spawn_main" in cmdline and not forked:
             workers.append(int(child))
     return workers
+
+
+def _ignores_sigint(pid: int) -> bool:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return False
 
 
 def test_pooled_index_equals_one_process(tmp_path: Path) -> None:
