@@ -796,8 +796,9 @@ def store_rows(
     mtime: float,
     category: str | None = None,
 ) -> int:
-    """Store a prepared document (inside the caller's transaction); its number of chunks."""
-    documents.write_document(
+    """Store a prepared document (inside the caller's transaction); its number of chunks.
+    Nothing waits for the server here: its new id is not needed."""
+    documents.send_document(
         conn,
         doc,
         prepared.rows,

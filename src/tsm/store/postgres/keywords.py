@@ -262,25 +262,29 @@ class Query:
 # --- writes -------------------------------------------------------------------------------
 
 
+def keyword_fields(rows: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+    """The keyword rows of (title, section, body, tags) texts as the insert statements read
+    them from JSON: token count `n`, stored terms `t`, lexemes `l` and their counts in each
+    column `c0`..`c3` (one JSON text for a batch: psycopg would escape every quote of a text[]
+    parameter)."""
+    out = []
+    for m in keyword_rows(rows):
+        counts = list(m.counts.values())
+        fields: dict[str, Any] = {"n": m.tokens, "t": m.terms, "l": list(m.counts)}
+        for c in range(len(COLUMNS)):
+            fields[f"c{c}"] = [found[c] for found in counts]
+        out.append(fields)
+    return out
+
+
 def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
     """Add the keyword rows of chunks: (chunk id, title, section, body, tags)."""
     if not rows:
         return
-    made = keyword_rows([r[1:] for r in rows])
-    batch = []
-    for r, m in zip(rows, made, strict=True):
-        counts = list(m.counts.values())
-        batch.append(
-            {
-                "id": r[0],
-                "n": m.tokens,
-                "t": m.terms,
-                "l": list(m.counts),
-                **{f"c{c}": [found[c] for found in counts] for c in range(len(COLUMNS))},
-            }
-        )
-    # One JSON text for the batch (psycopg would escape every quote of a text[] parameter),
-    # one statement for the chunk rows and the postings.
+    batch = [
+        {"id": r[0], **f} for r, f in zip(rows, keyword_fields([r[1:] for r in rows]), strict=True)
+    ]
+    # One statement for the chunk rows and the postings.
     conn.execute(
         """WITH r AS MATERIALIZED (
                SELECT * FROM jsonb_to_recordset(?::jsonb)
