@@ -151,3 +151,53 @@ def test_the_stores_hold_the_same_rows_and_every_chunk_its_keywords(
 
 def _no_nul(value: object) -> object:
     return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+
+def test_keyword_rows_rewritten_find_their_documents_by_key(pg: Any) -> None:
+    """`tsm reindex fts` and `tsm import` write keyword rows for stored chunks: the postings'
+    document ids are each chunk's, read by its key, never by scanning every chunk stored
+    (a cost that grew with the store). The plan the server makes is checked, with enough
+    chunks stored that a scan and a look-up by key differ."""
+    import psycopg
+
+    from tests.store.notes import add_note, chunk_ids
+    from tsm.store.connect import Transaction
+    from tsm.store.documents import replace_keyword_rows
+
+    for n in range(400):
+        add_note(pg, f"notes/n{n}.md", [f"alpha beta {n}", f"gamma delta {n}"])
+    pg.execute("ANALYZE chunks")
+    doc_id = int(pg.execute("SELECT id FROM documents WHERE path = 'notes/n7.md'").fetchone()[0])
+    plans: list[Any] = []
+
+    class Explaining(psycopg.Cursor):  # type: ignore[type-arg]
+        def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+            if "INSERT INTO keyword_postings" in str(query):
+                explain = psycopg.Cursor(pg.raw)  # not this class: it would explain itself
+                explain.execute("EXPLAIN (FORMAT JSON) " + str(query), params)
+                plans.append(explain.fetchone()[0])
+            return super().execute(query, params, **kw)
+
+    rows = [(cid, "t", "", f"epsilon {cid}", "") for cid in chunk_ids(pg, doc_id)]
+    pg.raw.cursor_factory = Explaining
+    try:
+        with Transaction(pg):
+            replace_keyword_rows(pg, doc_id, rows)
+    finally:
+        pg.raw.cursor_factory = psycopg.Cursor
+    assert len(plans) == 1
+
+    def scans(node: dict[str, Any]) -> Iterator[tuple[str, str]]:
+        yield node["Node Type"], node.get("Relation Name", "")
+        for child in node.get("Plans", ()):
+            yield from scans(child)
+
+    found = list(scans(plans[0][0]["Plan"]))
+    assert ("Index Scan", "chunks") in found or ("Index Only Scan", "chunks") in found
+    assert ("Seq Scan", "chunks") not in found
+    stored = pg.execute(
+        """SELECT count(*), count(*) FILTER (WHERE p.document_id = ?) FROM keyword_postings p
+           WHERE p.chunk_id = ANY(?)""",
+        (doc_id, [r[0] for r in rows]),
+    ).fetchone()
+    assert stored[0] == stored[1] == 6  # "t", "epsilon" and a number in each of two chunks

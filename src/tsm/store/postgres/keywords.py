@@ -284,19 +284,20 @@ def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
     batch = [
         {"id": r[0], **f} for r, f in zip(rows, keyword_fields([r[1:] for r in rows]), strict=True)
     ]
-    # One statement for the chunk rows and the postings.
+    # One statement for the chunk rows and the postings. Each chunk's document is looked up
+    # by its key (a subquery per chunk): as a join, the planner scanned every chunk stored.
     conn.execute(
         """WITH r AS MATERIALIZED (
-               SELECT * FROM jsonb_to_recordset(?::jsonb)
+               SELECT r.*, (SELECT c.document_id FROM chunks c WHERE c.id = r.id) AS document_id
+               FROM jsonb_to_recordset(?::jsonb)
                    AS r(id BIGINT, n INTEGER, t TEXT, l TEXT[], c0 INTEGER[], c1 INTEGER[],
                         c2 INTEGER[], c3 INTEGER[])
            ), k AS (
                INSERT INTO chunk_keywords(chunk_id, terms, tokens) SELECT r.id, r.t, r.n FROM r
            )
            INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
-           SELECT e.l, r.id, c.document_id, e.c0, e.c1, e.c2, e.c3, r.n
-           FROM r JOIN chunks c ON c.id = r.id,
-                unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
+           SELECT e.l, r.id, r.document_id, e.c0, e.c1, e.c2, e.c3, r.n
+           FROM r, unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
         (json.dumps(batch, ensure_ascii=False),),
     )
 
