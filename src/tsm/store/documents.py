@@ -82,6 +82,17 @@ def stored_file(conn: Connection, path: str) -> StoredFile | None:
     return StoredFile(*row) if row else None
 
 
+def stored_files_at(conn: Connection, paths: Sequence[str]) -> dict[str, StoredFile]:
+    """stored_file of several paths, in one statement."""
+    mine, params = scope.own(conn)
+    among, among_params = store_of(conn).dialect.in_values("path", paths, "text")
+    rows = conn.execute(
+        f"SELECT id, path, size, mtime, content_hash FROM documents WHERE {among} AND {mine}",
+        (*among_params, *params),
+    )
+    return {r[1]: StoredFile(*r) for r in rows}
+
+
 def session_paths(conn: Connection) -> list[str]:
     """The stored paths of every session transcript, sorted (indexing.session_key wrote
     them: relative to the index root, `~/…` or absolute)."""
