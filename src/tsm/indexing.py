@@ -110,6 +110,7 @@ def index_paths(
     # Files that look changed are read, parsed and tokenized ahead in worker processes; this
     # process decides and stores each file in order as before, using their work.
     candidates = _changed_files(settings, files, rels, stored)
+    fresh = StoredAhead(conn, rels)
     # The documents' transactions are committed a group at a time (store/connect.grouped).
     with (
         grouped(conn),
@@ -119,7 +120,7 @@ def index_paths(
             fill(ahead, candidates)
             seen.add(rel)
             if storable(rel):
-                _index_file(settings, conn, path, rel, stored, report, reach, commits, ahead)
+                _index_file(settings, conn, path, rel, stored, report, reach, commits, ahead, fresh)
             else:  # stored, it would abort the run (SQLite and JSON need valid Unicode)
                 report.skipped.append({"path": display(rel), "reason": UNDECODABLE_NAME})
             ahead.forget(rel)
@@ -542,20 +543,49 @@ def _index_file(
     reach: Reach,
     commits: CommitDates,
     ahead: WorkAhead[str, Parsed | None] | None = None,
+    fresh: StoredAhead | None = None,
 ) -> None:
     """Index one file. A symlink is followed only to a file inside `reach` (a file reached
     by a walk has no linked folder above it: discover does not follow those).
     `stored` is the index as the run began; another writer may have changed it since, so a
-    file that looks changed is looked up again before it is read."""
+    file that looks changed is looked up again before it is read (in `fresh`, if given)."""
     old = stored.get(rel)
     for _ in range(READ_ATTEMPTS):
         try:
-            _index_file_once(settings, conn, path, rel, old, report, reach, commits, ahead)
+            _index_file_once(settings, conn, path, rel, old, report, reach, commits, ahead, fresh)
             return
         except _FileChanged:
             old = documents.stored_file(conn, rel)
             ahead = None  # a second attempt reads the file anew: nothing ahead fits it
     report.skipped.append({"path": rel, "reason": CHANGED_WHILE_INDEXED})
+
+
+# Files looked up again before they are read, per statement (StoredAhead).
+LOOKUP_WINDOW = 64
+
+
+class StoredAhead:
+    """What the index holds now at the files about to be indexed, read LOOKUP_WINDOW paths
+    at a time: a file that looks changed is looked up again before it is read (another
+    writer may have stored it since the run began), and one statement serves the next
+    files too, rather than a wait for the server each. It only spares work: the decision is
+    made again under the path's lock when the file is stored."""
+
+    def __init__(self, conn: Connection, rels: Sequence[str]) -> None:
+        self._conn = conn
+        self._rels = rels
+        self._position = {rel: i for i, rel in enumerate(rels)}
+        self._window: dict[str, documents.StoredFile | None] = {}
+
+    def __call__(self, rel: str) -> documents.StoredFile | None:
+        if rel not in self._window:
+            start = self._position.get(rel)
+            if start is None:
+                return documents.stored_file(self._conn, rel)
+            paths = self._rels[start : start + LOOKUP_WINDOW]
+            found = documents.stored_files_at(self._conn, paths)
+            self._window = {path: found.get(path) for path in paths}
+        return self._window.pop(rel)
 
 
 def _cannot_read(
@@ -653,6 +683,7 @@ def _index_file_once(
     reach: Reach,
     commits: CommitDates,
     ahead: WorkAhead[str, Parsed | None] | None = None,
+    fresh: StoredAhead | None = None,
 ) -> None:
     """_index_file's work; _FileChanged when the file changed between reading and storing.
     `ahead` may hold this file parsed by a worker: used when it read the same bytes."""
@@ -673,7 +704,8 @@ def _index_file_once(
     if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
         report.unchanged += 1
         return
-    old = documents.stored_file(conn, rel)  # fresh: another writer may have stored it
+    # fresh: another writer may have stored it
+    old = fresh(rel) if fresh is not None else documents.stored_file(conn, rel)
     if old and old.size == stat.st_size and old.mtime == stat.st_mtime:
         report.unchanged += 1
         return
@@ -804,8 +836,9 @@ def store_rows(
     mtime: float,
     category: str | None = None,
 ) -> int:
-    """Store a prepared document (inside the caller's transaction); its number of chunks."""
-    documents.write_document(
+    """Store a prepared document (inside the caller's transaction); its number of chunks.
+    Nothing waits for the server here: its new id is not needed."""
+    documents.send_document(
         conn,
         doc,
         prepared.rows,

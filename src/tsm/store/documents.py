@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..models import Chunk, Document
@@ -21,6 +21,7 @@ from . import keywords, scope
 from .connect import Connection
 from .engine import store_of
 from .names import document_names, link_key, stored_aliases
+from .protocol import DocumentContents
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,17 @@ def stored_file(conn: Connection, path: str) -> StoredFile | None:
     return StoredFile(*row) if row else None
 
 
+def stored_files_at(conn: Connection, paths: Sequence[str]) -> dict[str, StoredFile]:
+    """stored_file of several paths, in one statement."""
+    mine, params = scope.own(conn)
+    among, among_params = store_of(conn).dialect.in_values("path", paths, "text")
+    rows = conn.execute(
+        f"SELECT id, path, size, mtime, content_hash FROM documents WHERE {among} AND {mine}",
+        (*among_params, *params),
+    )
+    return {r[1]: StoredFile(*r) for r in rows}
+
+
 def session_paths(conn: Connection) -> list[str]:
     """The stored paths of every session transcript, sorted (indexing.session_key wrote
     them: relative to the index root, `~/…` or absolute)."""
@@ -133,7 +145,34 @@ def write_document(
     category: str,
     fts_tags: str,
 ) -> int:
-    """Insert or replace one document with all its chunks. Call inside a transaction."""
+    """Insert or replace one document with all its chunks; its id. Call inside a
+    transaction."""
+    return send_document(
+        conn,
+        doc,
+        rows,
+        content_hash=content_hash,
+        size=size,
+        mtime=mtime,
+        category=category,
+        fts_tags=fts_tags,
+    )()
+
+
+def send_document(
+    conn: Connection,
+    doc: Document,
+    rows: Sequence[ChunkRow],
+    *,
+    content_hash: str,
+    size: int,
+    mtime: float,
+    category: str,
+    fts_tags: str,
+) -> Callable[[], int]:
+    """write_document without waiting for the new document's id: on PostgreSQL the write
+    joins the transaction's pipeline and nothing waits for the server until the commit.
+    The function returned reads the id."""
     team = scope.writing(conn)
     if team is not None:  # one round trip: the keys cascade to chunks and their keyword rows
         conn.execute(  # this workspace's row, and a row from before workspaces (adopted)
@@ -142,69 +181,55 @@ def write_document(
         )
     else:
         store_of(conn).documents.remove_path(conn, doc.path)
-    columns, marks = "", ""
-    scoped: tuple[object, ...] = ()
+    columns = list(_DOCUMENT_COLUMNS)
+    values: list[object] = [
+        doc.path,
+        doc.type,
+        doc.title,
+        content_hash,
+        size,
+        mtime,
+        category,
+        doc.status,
+        doc.created,
+        doc.updated,
+        doc.date,
+        doc.date_source,
+        json.dumps(list(doc.aliases), ensure_ascii=False),
+        doc.text,
+        time.time(),
+    ]
     if team is not None:
-        columns, marks = ", workspace, owner, shared", ", ?, ?, ?"
-        scoped = (team.workspace, team.member, team.share and doc.type == "session")
-    cur = conn.execute(
-        f"""INSERT INTO documents(path, type, title, content_hash, size, mtime, category, status,
-               created, updated, doc_date, date_source, aliases, text, indexed_at{columns})
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{marks}) RETURNING id""",
-        (
-            doc.path,
-            doc.type,
-            doc.title,
-            content_hash,
-            size,
-            mtime,
-            category,
-            doc.status,
-            doc.created,
-            doc.updated,
-            doc.date,
-            doc.date_source,
-            json.dumps(list(doc.aliases), ensure_ascii=False),
-            doc.text,
-            time.time(),
-            *scoped,
-        ),
-    )
-    doc_id = int(cur.fetchone()[0])
-    chunk_ids = _insert_chunks(conn, doc_id, rows)
-    keywords.insert(
-        conn,
-        [
-            (chunk_id, row.fts_title, row.fts_section, row.fts_body, fts_tags)
-            for chunk_id, row in zip(chunk_ids, rows, strict=True)
-        ],
-    )
-    conn.executemany(
-        "INSERT INTO tags(document_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [(doc_id, t) for t in doc.tags],
-    )
-    conn.executemany(
-        "INSERT INTO links(document_id, target, link_type, target_key) VALUES (?, ?, ?, ?)",
-        [
-            (doc_id, link.target, link.link_type, link_key(link.target, link.link_type))
+        columns += ["workspace", "owner", "shared"]
+        values += [team.workspace, team.member, team.share and doc.type == "session"]
+    contents = DocumentContents(
+        chunks=[
+            (
+                r.chunk.index,
+                r.chunk.section,
+                r.chunk.page,
+                r.chunk.line,
+                r.chunk.date,
+                r.chunk.text,
+                r.embed_hash,
+            )
+            for r in rows
+        ],  # fmt: skip
+        keywords=[(r.fts_title, r.fts_section, r.fts_body, fts_tags) for r in rows],
+        tags=list(doc.tags),
+        links=[
+            (link.target, link.link_type, link_key(link.target, link.link_type))
             for link in doc.links
         ],
+        names=document_names(doc.path, doc.title, doc.aliases),
     )
-    conn.executemany(
-        "INSERT INTO names(document_id, name, kind) VALUES (?, ?, ?)",
-        [(doc_id, name, kind) for name, kind in document_names(doc.path, doc.title, doc.aliases)],
-    )
-    return doc_id
+    return store_of(conn).documents.insert_document(conn, columns, values, contents)
 
 
-def _insert_chunks(conn: Connection, doc_id: int, rows: Sequence[ChunkRow]) -> list[int]:
-    """Insert a document's chunks; their ids, in the order of `rows`."""
-    values = [
-        (doc_id, r.chunk.index, r.chunk.section, r.chunk.page, r.chunk.line, r.chunk.date,
-         r.chunk.text, r.embed_hash)
-        for r in rows
-    ]  # fmt: skip
-    return store_of(conn).documents.insert_chunks(conn, values)
+_DOCUMENT_COLUMNS = (
+    "path", "type", "title", "content_hash", "size", "mtime", "category", "status", "created",
+    "updated", "doc_date", "date_source", "aliases", "text", "indexed_at",
+)  # fmt: skip
 
 
 def delete_document(conn: Connection, doc_id: int) -> bool:

@@ -175,6 +175,20 @@ ChunkValues = tuple[int, int, str, int | None, int | None, str | None, str, str]
 of the text to embed)."""
 
 
+@dataclass(frozen=True)
+class DocumentContents:
+    """What a document's row brings along, written with it: its chunks (the chunk values
+    without the document's id), their keyword rows ((title, section, body, tags) texts, in
+    the chunks' order, without chunk ids), its tags, links ((target, type, key)) and names
+    ((name, kind))."""
+
+    chunks: Sequence[tuple[int, str, int | None, int | None, str | None, str, str]]
+    keywords: Sequence[tuple[str, str, str, str]]
+    tags: Sequence[str]
+    links: Sequence[tuple[str, str, str]]
+    names: Sequence[tuple[str, str]]
+
+
 class DocumentWrites(Protocol):
     """What a document's writer needs of the engine beyond the shared SQL
     (store/documents.py): the locks that keep concurrent writers of one store apart, and the
@@ -189,6 +203,18 @@ class DocumentWrites(Protocol):
     def remove_path(self, conn: Connection, path: str) -> None: ...
 
     def insert_chunks(self, conn: Connection, values: Sequence[ChunkValues]) -> list[int]: ...
+
+    def insert_document(
+        self,
+        conn: Connection,
+        columns: Sequence[str],
+        values: Sequence[object],
+        contents: DocumentContents,
+    ) -> Callable[[], int]:
+        """Insert a document's row (`columns` of `documents` and their values) and its
+        contents; a function that gives the new document's id (reading it may wait for the
+        server)."""
+        ...
 
 
 class Dialect(Protocol):

@@ -9,12 +9,15 @@ without a new column in both schemas. Keyword rows follow their chunks by cascad
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
+
+from .keywords import keyword_fields
 
 if TYPE_CHECKING:
     from ..connect import Connection
-    from ..protocol import ChunkValues
+    from ..protocol import ChunkValues, DocumentContents
 
 # Taken shared by every document writer, exclusive by vectors.drop_orphans: a text's vector
 # must not be dropped as unused while a writer's uncommitted chunk still needs it. Advisory
@@ -69,3 +72,87 @@ def insert_chunks(conn: Connection, values: Sequence[ChunkValues]) -> list[int]:
     ).fetchall()
     ids = dict(found)  # by chunk_index (text/chunk.py numbers them 0..n-1), not row order
     return [int(ids[v[1]]) for v in values]
+
+
+# A document's whole write in one statement: its id drawn first (as the row's default would
+# draw it), then its chunks (their ids drawn in chunk order), keyword rows, postings, tags,
+# links and names, each a sub-statement reading that id and the chunks' new ids, and the
+# document's row itself last. Nothing in it is read back, so it joins the transaction's
+# pipeline and the writer waits for the server only at the commit. The foreign keys are
+# checked at the statement's end, when the document's row is in.
+_DOCUMENT = """
+    WITH d AS MATERIALIZED (
+        SELECT nextval(pg_get_serial_sequence('documents', 'id')) AS id
+    ), x AS MATERIALIZED (
+        SELECT * FROM jsonb_to_recordset(?::jsonb)
+            AS x(i INTEGER, s TEXT, p INTEGER, ln INTEGER, dt TEXT, tx TEXT, h TEXT,
+                 n INTEGER, t TEXT, l TEXT[], c0 INTEGER[], c1 INTEGER[], c2 INTEGER[],
+                 c3 INTEGER[])
+    ), c AS (
+        INSERT INTO chunks(document_id, chunk_index, section, page, line, chunk_date, text,
+                           embed_hash)
+        SELECT d.id, x.i, x.s, x.p, x.ln, x.dt, x.tx, x.h FROM d CROSS JOIN x ORDER BY x.i
+        RETURNING id, chunk_index
+    ), k AS (
+        INSERT INTO chunk_keywords(chunk_id, terms, tokens)
+        SELECT c.id, x.t, x.n FROM c JOIN x ON x.i = c.chunk_index
+    ), p AS (
+        INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
+        SELECT e.l, c.id, d.id, e.c0, e.c1, e.c2, e.c3, x.n
+        FROM d CROSS JOIN c JOIN x ON x.i = c.chunk_index,
+             unnest(x.l, x.c0, x.c1, x.c2, x.c3) AS e(l, c0, c1, c2, c3)
+    ), tg AS (
+        INSERT INTO tags(document_id, tag)
+        SELECT d.id, t.tag FROM d, unnest(?::text[]) WITH ORDINALITY AS t(tag, o) ORDER BY t.o
+        ON CONFLICT DO NOTHING
+    ), lk AS (
+        INSERT INTO links(document_id, target, link_type, target_key)
+        SELECT d.id, l.target, l.kind, l.key
+        FROM d, unnest(?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS l(target, kind, key, o)
+        ORDER BY l.o
+    ), nm AS (
+        INSERT INTO names(document_id, name, kind)
+        SELECT d.id, n.name, n.kind
+        FROM d, unnest(?::text[], ?::text[]) WITH ORDINALITY AS n(name, kind, o) ORDER BY n.o
+    )
+    INSERT INTO documents(id, {columns}) VALUES ((SELECT id FROM d), {marks}) RETURNING id"""
+
+
+def insert_document(
+    conn: Connection, columns: Sequence[str], values: Sequence[object], contents: DocumentContents
+) -> Callable[[], int]:
+    """One statement (_DOCUMENT), its chunks and keyword rows as one JSON text."""
+    fields = keyword_fields(contents.keywords)
+    for (index, section, page, line, date, text, embed_hash), row in zip(
+        contents.chunks, fields, strict=True
+    ):
+        row |= {"i": index, "s": _text(section), "p": page, "ln": line, "tx": _text(text)}
+        row |= {"dt": date and _text(date), "h": embed_hash}
+    sql = _DOCUMENT.format(columns=", ".join(columns), marks=", ".join(["?"] * len(values)))
+    links = list(zip(*contents.links, strict=True)) or [(), (), ()]
+    names = list(zip(*contents.names, strict=True)) or [(), ()]
+    cursor = conn.execute(
+        sql,
+        (
+            _json(fields),
+            _texts(contents.tags),
+            *map(_texts, links),
+            *map(_texts, names),
+            *values,
+        ),
+    )
+    return lambda: int(cursor.fetchone()[0])
+
+
+def _json(rows: object) -> str:
+    return json.dumps(rows, ensure_ascii=False)
+
+
+def _text(text: str) -> str:
+    """PostgreSQL text cannot hold NUL (nor jsonb its escape): U+FFFD instead, as the
+    connection does for the plain texts it sends (connection._storable)."""
+    return text.replace("\x00", "\ufffd")
+
+
+def _texts(items: Sequence[str]) -> list[str]:
+    return [_text(item) for item in items]

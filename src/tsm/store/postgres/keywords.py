@@ -262,37 +262,42 @@ class Query:
 # --- writes -------------------------------------------------------------------------------
 
 
+def keyword_fields(rows: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+    """The keyword rows of (title, section, body, tags) texts as the insert statements read
+    them from JSON: token count `n`, stored terms `t`, lexemes `l` and their counts in each
+    column `c0`..`c3` (one JSON text for a batch: psycopg would escape every quote of a text[]
+    parameter)."""
+    out = []
+    for m in keyword_rows(rows):
+        counts = list(m.counts.values())
+        fields: dict[str, Any] = {"n": m.tokens, "t": m.terms, "l": list(m.counts)}
+        for c in range(len(COLUMNS)):
+            fields[f"c{c}"] = [found[c] for found in counts]
+        out.append(fields)
+    return out
+
+
 def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
     """Add the keyword rows of chunks: (chunk id, title, section, body, tags)."""
     if not rows:
         return
-    made = keyword_rows([r[1:] for r in rows])
-    batch = []
-    for r, m in zip(rows, made, strict=True):
-        counts = list(m.counts.values())
-        batch.append(
-            {
-                "id": r[0],
-                "n": m.tokens,
-                "t": m.terms,
-                "l": list(m.counts),
-                **{f"c{c}": [found[c] for found in counts] for c in range(len(COLUMNS))},
-            }
-        )
-    # One JSON text for the batch (psycopg would escape every quote of a text[] parameter),
-    # one statement for the chunk rows and the postings.
+    batch = [
+        {"id": r[0], **f} for r, f in zip(rows, keyword_fields([r[1:] for r in rows]), strict=True)
+    ]
+    # One statement for the chunk rows and the postings. Each chunk's document is looked up
+    # by its key (a subquery per chunk): as a join, the planner scanned every chunk stored.
     conn.execute(
         """WITH r AS MATERIALIZED (
-               SELECT * FROM jsonb_to_recordset(?::jsonb)
+               SELECT r.*, (SELECT c.document_id FROM chunks c WHERE c.id = r.id) AS document_id
+               FROM jsonb_to_recordset(?::jsonb)
                    AS r(id BIGINT, n INTEGER, t TEXT, l TEXT[], c0 INTEGER[], c1 INTEGER[],
                         c2 INTEGER[], c3 INTEGER[])
            ), k AS (
                INSERT INTO chunk_keywords(chunk_id, terms, tokens) SELECT r.id, r.t, r.n FROM r
            )
            INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
-           SELECT e.l, r.id, c.document_id, e.c0, e.c1, e.c2, e.c3, r.n
-           FROM r JOIN chunks c ON c.id = r.id,
-                unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
+           SELECT e.l, r.id, r.document_id, e.c0, e.c1, e.c2, e.c3, r.n
+           FROM r, unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
         (json.dumps(batch, ensure_ascii=False),),
     )
 
