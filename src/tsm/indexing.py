@@ -582,7 +582,8 @@ class StoredAhead:
             start = self._position.get(rel)
             if start is None:
                 return documents.stored_file(self._conn, rel)
-            paths = self._rels[start : start + LOOKUP_WINDOW]
+            # A name that is not valid Unicode is never stored, nor can it be asked about.
+            paths = [p for p in self._rels[start : start + LOOKUP_WINDOW] if storable(p)]
             found = documents.stored_files_at(self._conn, paths)
             self._window = {path: found.get(path) for path in paths}
         return self._window.pop(rel)
