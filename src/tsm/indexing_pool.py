@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import statistics
 import sys
 import threading
 from collections import OrderedDict
@@ -99,7 +100,7 @@ class WorkAhead(Generic[Key, Result]):
         self._sent: dict[Key, Future[dict[Key, Result]]] = {}
         self._done: dict[Key, Result] = {}  # the rest of a batch whose first job was taken
         self._batches = 0  # submitted and not yet read back
-        self._judged, self._spent = 0, 0.0  # jobs run here, and their CPU seconds
+        self._costs: list[float] = []  # the CPU seconds of the first jobs run here
         self._broken = self._workers < 2  # one worker would only move the work elsewhere
 
     @property
@@ -122,8 +123,8 @@ class WorkAhead(Generic[Key, Result]):
 
     def observe(self, cpu_seconds: float) -> None:
         """Told what a job cost when the caller ran it itself: judges whether to start."""
-        self._judged += 1
-        self._spent += cpu_seconds
+        if len(self._costs) < JOBS_JUDGED:
+            self._costs.append(cpu_seconds)
         self._start_if_worth_it()
 
     def _start_if_worth_it(self) -> None:
@@ -131,8 +132,10 @@ class WorkAhead(Generic[Key, Result]):
             self._pool is None
             and not self._broken
             and len(self._waiting) >= START_AFTER
-            and self._judged >= JOBS_JUDGED
-            and self._spent / self._judged >= MIN_JOB_SECONDS
+            and len(self._costs) >= JOBS_JUDGED
+            # The median: the first job also pays one-time costs (a reader's lazy imports),
+            # which on a busy machine lifted the mean of cheap notes over the bar.
+            and statistics.median(self._costs) >= MIN_JOB_SECONDS
         ):
             self._start()
 
