@@ -13,22 +13,17 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import tsm.embed.worker as worker
 
-TEXTS = [
-    "install git on ubuntu",
-    "sqlite write ahead log",
-    "kubernetes deployment rollback",
-    "狩猟免許の更新",
-    "lora radio range test",
-    "how did I configure the backup of the NAS last year",
-    "先月の会議で決めた予算の件",
-    "which antenna did the field test use",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import query_worker_memory  # noqa: E402
+
+TEXTS = query_worker_memory.TEXTS  # the same texts, so the vectors compare
 
 
 def start(python: str) -> Any:

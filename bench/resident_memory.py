@@ -31,17 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import daemon_latency as bench  # noqa: E402
+import query_worker_memory  # noqa: E402
 
-TEXTS = [
-    "install git on ubuntu",
-    "sqlite write ahead log",
-    "kubernetes deployment rollback",
-    "狩猟免許の更新",
-    "lora radio range test",
-    "how did I configure the backup of the NAS last year",
-    "先月の会議で決めた予算の件",
-    "which antenna did the field test use",
-]
+TEXTS = query_worker_memory.TEXTS  # the same texts, so the vectors compare
 
 
 def by_mapping(pid: int) -> dict[str, dict[str, int]]:
