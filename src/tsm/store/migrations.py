@@ -128,6 +128,16 @@ def m010_vector_totals(conn: Connection) -> None:
     store_of(conn).schema.m010_vector_totals(conn)
 
 
+@migration
+def m011_embeddings_found_by_hash(conn: Connection) -> None:
+    """On PostgreSQL, an index on the vectors' hash alone. Every write of chunks looks up the
+    vectors of its chunks' hashes, whatever their model (m010's statistics); the key starts
+    with the model, so a server without skip scan (before PostgreSQL 18) read the whole key
+    index for each chunk written. Nothing changes on SQLite, which looks a vector up by
+    model and hash."""
+    store_of(conn).schema.m011_embeddings_found_by_hash(conn)
+
+
 def schema_version(conn: Connection) -> int:
     return store_of(conn).schema.schema_version(conn)
 

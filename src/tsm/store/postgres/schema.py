@@ -457,6 +457,10 @@ PG_010 = f"""
 """
 
 
+def m011_embeddings_found_by_hash(conn: Connection) -> None:
+    conn.execute("CREATE INDEX embeddings_embed_hash ON embeddings (embed_hash)")
+
+
 def run_script(conn: Connection, script: str) -> None:
     """A function body holds `;` too: pieces are joined until its `$$` quotes are closed."""
     for statement in _statements(script):

@@ -160,6 +160,10 @@ def m010_vector_totals(conn: Connection) -> None:
     """Nothing: the searcher holds the matrix and its counts (search/vector.py)."""
 
 
+def m011_embeddings_found_by_hash(conn: Connection) -> None:
+    """Nothing: no statement here looks a vector up by its hash without its model."""
+
+
 # The steps in the order of store/migrations.py's list (a test checks the two agree): what
 # provenance.py builds its reference schema from.
 STEPS = (
@@ -173,6 +177,7 @@ STEPS = (
     m008_chunk_lines,
     m009_postings_carry_document_ids,
     m010_vector_totals,
+    m011_embeddings_found_by_hash,
 )
 
 
