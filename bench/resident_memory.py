@@ -64,19 +64,24 @@ def describe(label: str, pid: int, top: int) -> list[str]:
     whole = rollup(pid)
     lines = [
         f"\n#### {label} (pid {pid}): RSS {whole['Rss'] / 1024:.0f} MB, PSS "
-        f"{whole['Pss'] / 1024:.0f} MB (anonymous {whole['Anonymous'] / 1024:.0f} MB)\n",
-        "| mapping | RSS MB | PSS MB |",
-        "|---|---:|---:|",
+        f"{whole['Pss'] / 1024:.0f} MB (anonymous {whole['Anonymous'] / 1024:.0f} MB, "
+        f"file-backed {(whole['Rss'] - whole['Anonymous']) / 1024:.0f} MB)\n",
+        "| mapping | RSS MB | PSS MB | of it anonymous MB |",
+        "|---|---:|---:|---:|",
     ]
     maps = by_mapping(pid)
     ranked = sorted(maps.items(), key=lambda item: -item[1]["Rss"])
     for name, kb in ranked[:top]:
-        lines.append(f"| {name} | {kb['Rss'] / 1024:.1f} | {kb['Pss'] / 1024:.1f} |")
+        lines.append(
+            f"| {name} | {kb['Rss'] / 1024:.1f} | {kb['Pss'] / 1024:.1f} | "
+            f"{kb['Anonymous'] / 1024:.1f} |"
+        )
     rest = ranked[top:]
     if rest:
         rss = sum(kb["Rss"] for _, kb in rest) / 1024
         pss = sum(kb["Pss"] for _, kb in rest) / 1024
-        lines.append(f"| {len(rest)} other mappings | {rss:.1f} | {pss:.1f} |")
+        anon = sum(kb["Anonymous"] for _, kb in rest) / 1024
+        lines.append(f"| {len(rest)} other mappings | {rss:.1f} | {pss:.1f} | {anon:.1f} |")
     return lines
 
 

@@ -34,10 +34,27 @@ def mapped_ranges(path: Path, maps: str | None = None) -> list[tuple[int, int]]:
     return ranges
 
 
-def leave_to_page_cache(path: Path) -> int:
-    """Unmap the pages of `path` that this process holds resident (it reads them again, from
-    the page cache, when it next needs them); the bytes of address space advised. Nothing
-    happens where the kernel has no /proc/self/maps or madvise (macOS, Windows)."""
+def resident_kb(path: Path, pid: int | str = "self") -> int:
+    """KiB of `path` mapped into process `pid` (its smaps' Rss over every mapping of the
+    file): what the file adds to that process's RSS. 0 where there is no /proc."""
+    target, inside, kb = str(path.resolve()), False, 0
+    try:
+        smaps = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return 0
+    for line in smaps.splitlines():
+        fields = line.split(maxsplit=5)
+        if "-" in fields[0] and ":" not in fields[0]:
+            inside = len(fields) == 6 and fields[5] == target
+        elif inside and fields[0] == "Rss:":
+            kb += int(fields[1])
+    return kb
+
+
+def advise(path: Path, advice: int) -> int:
+    """madvise(`advice`) on this process's read-only mappings of `path`; the bytes of address
+    space advised. Nothing happens where the kernel has no /proc/self/maps or madvise
+    (macOS, Windows)."""
     if not sys.platform.startswith("linux"):
         return 0
     ranges = mapped_ranges(path.resolve())
@@ -48,6 +65,12 @@ def leave_to_page_cache(path: Path) -> int:
     libc.madvise.restype = ctypes.c_int
     advised = 0
     for start, end in ranges:
-        if libc.madvise(start, end - start, MADV_DONTNEED) == 0:
+        if libc.madvise(start, end - start, advice) == 0:
             advised += end - start
     return advised
+
+
+def leave_to_page_cache(path: Path) -> int:
+    """Unmap the pages of `path` that this process holds resident (it reads them again, from
+    the page cache, when it next needs them); the bytes of address space advised."""
+    return advise(path, MADV_DONTNEED)

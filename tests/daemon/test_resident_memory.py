@@ -20,16 +20,10 @@ pytestmark = pytest.mark.skipif(
 
 
 def dictionary_resident_mb(pid: int) -> float:
+    from tsm.pagecache import resident_kb
     from tsm.text.tokenizer import system_dictionary
 
-    target, inside, kb = str(system_dictionary().resolve()), False, 0
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        fields = line.split()
-        if "-" in fields[0] and ":" not in fields[0]:
-            inside = len(fields) > 5 and fields[5] == target
-        elif inside and fields[0] == "Rss:":
-            kb += int(fields[1])
-    return kb / 1024
+    return resident_kb(system_dictionary(), pid) / 1024
 
 
 def test_after_indexing_japanese_the_daemon_keeps_little_of_the_dictionary() -> None:

@@ -16,19 +16,12 @@ pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="resident pages are read from /proc"
 )
 
-# Resident MB of the dictionary in this process, from /proc/self/smaps.
+# Resident MB of the dictionary in this process (pagecache.resident_kb reads smaps).
 RESIDENT = """
 def resident_mb():
-    from pathlib import Path
+    from tsm.pagecache import resident_kb
     from tsm.text.tokenizer import system_dictionary
-    target, inside, kb = str(system_dictionary().resolve()), False, 0
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        fields = line.split()
-        if "-" in fields[0] and ":" not in fields[0]:
-            inside = len(fields) > 5 and fields[5] == target
-        elif inside and fields[0] == "Rss:":
-            kb += int(fields[1])
-    return kb / 1024
+    return resident_kb(system_dictionary()) / 1024
 """
 
 
@@ -88,3 +81,22 @@ def test_only_read_only_mappings_of_the_file_are_dropped() -> None:
     assert mapped_ranges(Path("/lib/with space/system.dic"), maps) == [
         (0x7F0000300000, 0x7F0000400000)
     ]
+
+
+def test_resident_kb_counts_the_pages_a_mapping_touched(tmp_path: Path) -> None:
+    import mmap
+
+    from tsm.pagecache import leave_to_page_cache, resident_kb
+
+    path = tmp_path / "file.bin"
+    path.write_bytes(b"x" * (1 << 20))
+    assert resident_kb(path) == 0
+    with open(path, "rb") as fh:
+        mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        assert mapping[0] == mapping[(1 << 20) - 1] == ord("x")
+        assert resident_kb(path) >= 8  # at least the two pages read
+        assert leave_to_page_cache(path) == 1 << 20
+        assert resident_kb(path) == 0
+    finally:
+        mapping.close()
