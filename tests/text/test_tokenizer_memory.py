@@ -100,3 +100,34 @@ def test_resident_kb_counts_the_pages_a_mapping_touched(tmp_path: Path) -> None:
         assert resident_kb(path) == 0
     finally:
         mapping.close()
+
+
+def test_file_pages_a_process_wrote_are_never_dropped(tmp_path: Path) -> None:
+    """leave_file_pages_to_page_cache unmaps read-only file mappings; one the process wrote
+    to and then made read-only (a library's relocated constants) holds the only copy of
+    what it wrote, so it is left alone, while a plain read-only mapping is unmapped."""
+    import ctypes
+    import mmap
+
+    from tsm.pagecache import leave_file_pages_to_page_cache, resident_kb
+
+    written, read = tmp_path / "relocated.bin", tmp_path / "read.bin"
+    written.write_bytes(b"\0" * 8192)
+    read.write_bytes(b"r" * 8192)
+    with open(written, "r+b") as fh:
+        private = mmap.mmap(fh.fileno(), 8192, flags=mmap.MAP_PRIVATE)
+    with open(read, "rb") as fh:
+        plain = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    private[0] = 7  # copy-on-write: this page is the process's own now
+    address = ctypes.addressof(ctypes.c_char.from_buffer(private))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    assert libc.mprotect(address, 8192, mmap.PROT_READ) == 0
+    try:
+        assert plain[0] == ord("r") and resident_kb(read) > 0
+        assert leave_file_pages_to_page_cache() > 0
+        assert resident_kb(read) == 0
+        assert ctypes.c_char.from_address(address).value == b"\x07"
+    finally:
+        libc.mprotect(address, 8192, mmap.PROT_READ | mmap.PROT_WRITE)
+        plain.close()
