@@ -138,6 +138,13 @@ def main() -> int:
     parser.add_argument("--root", type=Path, help="an index root prepared by --keep")
     parser.add_argument("--keep", action="store_true", help="keep the generated root")
     parser.add_argument("--runs", type=int, default=30, help="warm searches before measuring")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=3.0,
+        help="seconds between the last search and the reading: the daemon leaves the "
+        "dictionary to the page cache once searches pause (SEARCH_PAUSE_SECONDS)",
+    )
     parser.add_argument("--queries", type=int, default=200, help="query embeddings timed")
     parser.add_argument("--top", type=int, default=8, help="mappings listed per process")
     parser.add_argument("--vectors-out", type=Path)
@@ -168,6 +175,7 @@ def main() -> int:
             )
         load = os.getloadavg()[0]
         status = warm_daemon(env, args.runs)
+        time.sleep(args.settle)
         pid = int(status["daemon"]["pid"])  # type: ignore[index]
         workers = [w for w in status["embedder"]["workers"] if w["state"] == "ready"]  # type: ignore[index]
         total = rollup(pid)["Rss"] + sum(rollup(w["pid"])["Rss"] for w in workers)
