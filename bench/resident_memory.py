@@ -64,19 +64,24 @@ def describe(label: str, pid: int, top: int) -> list[str]:
     whole = rollup(pid)
     lines = [
         f"\n#### {label} (pid {pid}): RSS {whole['Rss'] / 1024:.0f} MB, PSS "
-        f"{whole['Pss'] / 1024:.0f} MB (anonymous {whole['Anonymous'] / 1024:.0f} MB)\n",
-        "| mapping | RSS MB | PSS MB |",
-        "|---|---:|---:|",
+        f"{whole['Pss'] / 1024:.0f} MB (anonymous {whole['Anonymous'] / 1024:.0f} MB, "
+        f"file-backed {(whole['Rss'] - whole['Anonymous']) / 1024:.0f} MB)\n",
+        "| mapping | RSS MB | PSS MB | of it anonymous MB |",
+        "|---|---:|---:|---:|",
     ]
     maps = by_mapping(pid)
     ranked = sorted(maps.items(), key=lambda item: -item[1]["Rss"])
     for name, kb in ranked[:top]:
-        lines.append(f"| {name} | {kb['Rss'] / 1024:.1f} | {kb['Pss'] / 1024:.1f} |")
+        lines.append(
+            f"| {name} | {kb['Rss'] / 1024:.1f} | {kb['Pss'] / 1024:.1f} | "
+            f"{kb['Anonymous'] / 1024:.1f} |"
+        )
     rest = ranked[top:]
     if rest:
         rss = sum(kb["Rss"] for _, kb in rest) / 1024
         pss = sum(kb["Pss"] for _, kb in rest) / 1024
-        lines.append(f"| {len(rest)} other mappings | {rss:.1f} | {pss:.1f} |")
+        anon = sum(kb["Anonymous"] for _, kb in rest) / 1024
+        lines.append(f"| {len(rest)} other mappings | {rss:.1f} | {pss:.1f} | {anon:.1f} |")
     return lines
 
 
@@ -133,6 +138,13 @@ def main() -> int:
     parser.add_argument("--root", type=Path, help="an index root prepared by --keep")
     parser.add_argument("--keep", action="store_true", help="keep the generated root")
     parser.add_argument("--runs", type=int, default=30, help="warm searches before measuring")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=3.0,
+        help="seconds between the last search and the reading: the daemon leaves the "
+        "dictionary to the page cache once searches pause (SEARCH_PAUSE_SECONDS)",
+    )
     parser.add_argument("--queries", type=int, default=200, help="query embeddings timed")
     parser.add_argument("--top", type=int, default=8, help="mappings listed per process")
     parser.add_argument("--vectors-out", type=Path)
@@ -163,6 +175,7 @@ def main() -> int:
             )
         load = os.getloadavg()[0]
         status = warm_daemon(env, args.runs)
+        time.sleep(args.settle)
         pid = int(status["daemon"]["pid"])  # type: ignore[index]
         workers = [w for w in status["embedder"]["workers"] if w["state"] == "ready"]  # type: ignore[index]
         total = rollup(pid)["Rss"] + sum(rollup(w["pid"])["Rss"] for w in workers)

