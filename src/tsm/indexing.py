@@ -675,7 +675,12 @@ def parse_file(path: Path, rel: str) -> Parsed | None:
         data = load_bytes(source, int(settings.get("index.max_file_mb") * 1024 * 1024), reach)
     except Exception:
         return None
-    return _parse(settings, path, rel, data, hashlib.sha256(data).hexdigest())
+    parsed = _parse(settings, path, rel, data, hashlib.sha256(data).hexdigest())
+    if parsed.doc is None:
+        return parsed
+    # The writer stores the chunks made here and never reads the sections again: sent
+    # back, they were a second copy of the text and half the cost of reading a note back.
+    return replace(parsed, doc=replace(parsed.doc, sections=()))
 
 
 def _index_file_once(
