@@ -53,7 +53,7 @@ STAGES: list[tuple[str, str]] = [
     ("read the file (first read), hash", r"load_bytes|_index_file_once \("),
     ("dates (path, git)", r"_with_date|CommitDates"),
     ("walk", r"discover \(|walk \(tsm"),
-    ("decide: stat, stored rows", r"_index_file \(|_looks_changed|_changed_files|stored_file"),
+    ("decide: stat, stored rows", r"_index_file \(|_changed_size|_changed_files|stored_file"),
     ("after the files: removals", r"index_paths \("),
     ("start-up: imports", r"_find_and_load"),
 ]

@@ -632,24 +632,28 @@ def _parse(settings: Settings, path: Path, rel: str, data: bytes, content_hash: 
 
 def _changed_files(
     settings: Settings, files: list[Path], rels: list[str], stored: dict[str, documents.StoredFile]
-) -> Iterator[tuple[str, tuple[Path, str]]]:
-    """Jobs for WorkAhead: the files that look changed, in the loop's order."""
+) -> Iterator[tuple[str, tuple[Path, str], int]]:
+    """Jobs for WorkAhead: the files that look changed, in the loop's order, with their size."""
     first = True
     for path, rel in zip(files, rels, strict=True):
-        if storable(rel) and _looks_changed(path, stored.get(rel)):
+        size = _changed_size(path, stored.get(rel)) if storable(rel) else None
+        if size is not None:
             if first:  # built here, before any worker looks for it (two would race)
                 compiled_user_dict(settings.state_dir)
                 first = False
-            yield rel, (path, rel)
+            yield rel, (path, rel), size
 
 
-def _looks_changed(path: Path, old: documents.StoredFile | None) -> bool:
-    """Whether a file is worth parsing ahead: not indexed yet, or its size or time moved."""
+def _changed_size(path: Path, old: documents.StoredFile | None) -> int | None:
+    """The size of a file worth parsing ahead (not indexed yet, or its size or time moved);
+    None for one that is not."""
     try:
         info = path.stat()
     except OSError:
-        return False
-    return old is None or old.size != info.st_size or old.mtime != info.st_mtime
+        return None
+    if old is None or old.size != info.st_size or old.mtime != info.st_mtime:
+        return info.st_size
+    return None
 
 
 _worker: tuple[Settings, Reach] | None = None
@@ -671,7 +675,12 @@ def parse_file(path: Path, rel: str) -> Parsed | None:
         data = load_bytes(source, int(settings.get("index.max_file_mb") * 1024 * 1024), reach)
     except Exception:
         return None
-    return _parse(settings, path, rel, data, hashlib.sha256(data).hexdigest())
+    parsed = _parse(settings, path, rel, data, hashlib.sha256(data).hexdigest())
+    if parsed.doc is None:
+        return parsed
+    # The writer stores the chunks made here and never reads the sections again: sent
+    # back, they were a second copy of the text and half the cost of reading a note back.
+    return replace(parsed, doc=replace(parsed.doc, sections=()))
 
 
 def _index_file_once(

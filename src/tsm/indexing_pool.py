@@ -31,12 +31,21 @@ WORKERS_ENV = "TSM_INDEX_WORKERS"
 # spends parsing and tokenizing 256 Japanese notes. Files per batch; batches in flight per
 # worker (with one batch waiting, this bounds the parsed files held in memory).
 START_AFTER = 256
-# And only when a job is worth sending: handing a parsed note back costs the writer about as
-# much as parsing an English note itself (about 0.3 ms), so only heavier jobs (Japanese,
-# about 1.8 ms) gain. Judged on the first jobs this process runs itself.
+# Spawned workers start only when a job is worth sending: a spawned worker costs about a
+# quarter of a second of CPU (an interpreter, tsm's imports), which short English notes
+# (about 0.3 ms each) do not pay back. Judged on the first jobs this process runs itself.
+# A forked worker costs next to nothing to start, and takes more off this process than
+# handing its results back costs, English notes included: it starts on the count alone.
 MIN_JOB_SECONDS = 0.001
 JOBS_JUDGED = 16
-BATCH = 8
+# A batch is one hand-off to a worker and back: a wake-up of the pool's threads, pipe
+# writes, the GIL passed between this process's threads. The first batches are small, so
+# the workers start at once; later ones grow to BATCH_FILES files, or BATCH_BYTES bytes of
+# files, whichever comes first (a big file is a batch of its own). Batches in flight per
+# worker: with one batch waiting, this bounds the parsed files held in memory.
+FIRST_BATCH_FILES = 8
+BATCH_FILES = 64
+BATCH_BYTES = 256 * 1024
 BATCHES_PER_WORKER = 2
 
 
@@ -81,10 +90,10 @@ def _run_batch(
 class WorkAhead(Generic[Key, Result]):
     """Jobs run ahead in worker processes, results taken back by key.
 
-    `offer` is fed every candidate job in the order the caller will `take` them; jobs wait
-    until START_AFTER are known and the caller's own first jobs (`observe`) showed them
-    worth sending, then go to the pool in batches (one wake-up of the pool's
-    threads per BATCH jobs, not per job), BATCHES_PER_WORKER batches per worker at a time."""
+    `offer` is fed every candidate job in the order the caller will `take` them, with the
+    bytes it reads; jobs wait until START_AFTER are known (and, for spawned workers, the
+    caller's own first jobs (`observe`) showed them worth sending), then go to the pool in
+    batches, BATCHES_PER_WORKER batches per worker at a time."""
 
     def __init__(
         self,
@@ -92,14 +101,19 @@ class WorkAhead(Generic[Key, Result]):
         initializer: Callable[..., None],
         initargs: tuple[Any, ...],
         workers: int | None = None,
+        method: str | None = None,
     ) -> None:
         self._work, self._initializer, self._initargs = work, initializer, initargs
         self._workers = worker_count() if workers is None else workers
+        self._method = method or start_method()
         self._pool: ProcessPoolExecutor | None = None
         self._waiting: OrderedDict[Key, tuple[Any, ...]] = OrderedDict()
         self._sent: dict[Key, Future[dict[Key, Result]]] = {}
         self._done: dict[Key, Result] = {}  # the rest of a batch whose first job was taken
+        self._bytes: dict[Key, int] = {}  # what each job not yet taken reads
+        self._held = 0  # their sum
         self._batches = 0  # submitted and not yet read back
+        self._submitted = 0  # batches ever submitted
         self._costs: list[float] = []  # the CPU seconds of the first jobs run here
         self._broken = self._workers < 2  # one worker would only move the work elsewhere
 
@@ -113,11 +127,15 @@ class WorkAhead(Generic[Key, Result]):
             return False
         if self._pool is None:
             return len(self._waiting) < START_AFTER
-        window = (self._workers * BATCHES_PER_WORKER + 1) * BATCH
-        return len(self._waiting) + len(self._sent) + len(self._done) < window
+        batches = self._workers * BATCHES_PER_WORKER + 1
+        held = len(self._waiting) + len(self._sent) + len(self._done)
+        return held < batches * BATCH_FILES and self._held < batches * BATCH_BYTES
 
-    def offer(self, key: Key, *args: Any) -> None:
+    def offer(self, key: Key, *args: Any, size: int = 0) -> None:
+        """A job, and the bytes it reads (what bounds a batch and the jobs in flight)."""
         self._waiting[key] = args
+        self._held += size - self._bytes.get(key, 0)
+        self._bytes[key] = size
         self._start_if_worth_it()
         self._submit()
 
@@ -132,17 +150,20 @@ class WorkAhead(Generic[Key, Result]):
             self._pool is None
             and not self._broken
             and len(self._waiting) >= START_AFTER
-            and len(self._costs) >= JOBS_JUDGED
-            # The median: the first job also pays one-time costs (a reader's lazy imports),
-            # which on a busy machine lifted the mean of cheap notes over the bar.
-            and statistics.median(self._costs) >= MIN_JOB_SECONDS
+            and (self._method == "fork" or self._worth_sending())
         ):
             self._start()
+
+    def _worth_sending(self) -> bool:
+        # The median: the first job also pays one-time costs (a reader's lazy imports),
+        # which on a busy machine lifted the mean of cheap notes over the bar.
+        return len(self._costs) >= JOBS_JUDGED and statistics.median(self._costs) >= MIN_JOB_SECONDS
 
     def take(self, key: Key) -> Result | None:
         """The job's result, waiting for it; None when it was not run ahead or its worker
         failed (the caller then does the work itself)."""
         self._waiting.pop(key, None)
+        self._held -= self._bytes.pop(key, 0)
         if key in self._done:
             return self._done.pop(key)
         future = self._sent.pop(key, None)
@@ -166,13 +187,14 @@ class WorkAhead(Generic[Key, Result]):
         self._done.pop(key, None)
         if key in self._sent:
             self.take(key)  # its batch holds later jobs too
+        self._held -= self._bytes.pop(key, 0)
 
     def _start(self) -> None:
         import multiprocessing
 
         self._pool = ProcessPoolExecutor(
             self._workers,
-            mp_context=multiprocessing.get_context(start_method()),
+            mp_context=multiprocessing.get_context(self._method),
             initializer=_quiet_worker,
             initargs=(self._initializer, self._initargs),
         )
@@ -183,23 +205,36 @@ class WorkAhead(Generic[Key, Result]):
             and self._waiting
             and self._batches < self._workers * BATCHES_PER_WORKER
         ):
-            jobs = [
-                self._waiting.popitem(last=False) for _ in range(min(BATCH, len(self._waiting)))
-            ]
+            jobs = self._next_batch()
             try:
                 future = self._pool.submit(_run_batch, self._work, jobs)
             except Exception:  # the pool broke: the rest is done in this process
                 self._stop()
                 return
             self._batches += 1
+            self._submitted += 1
             for key, _ in jobs:
                 self._sent[key] = future
+
+    def _next_batch(self) -> list[tuple[Key, tuple[Any, ...]]]:
+        """The next waiting jobs, as many as a batch holds: FIRST_BATCH_FILES in each
+        worker's first batch, then BATCH_FILES, cut once they read BATCH_BYTES."""
+        files = FIRST_BATCH_FILES if self._submitted < self._workers else BATCH_FILES
+        jobs: list[tuple[Key, tuple[Any, ...]]] = []
+        size = 0
+        while self._waiting and len(jobs) < files and (not jobs or size < BATCH_BYTES):
+            key, args = self._waiting.popitem(last=False)
+            jobs.append((key, args))
+            size += self._bytes.get(key, 0)
+        return jobs
 
     def _stop(self) -> None:
         self._broken = True
         self._waiting.clear()
         self._sent.clear()
         self._done.clear()
+        self._bytes.clear()
+        self._held = 0
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
@@ -211,6 +246,8 @@ class WorkAhead(Generic[Key, Result]):
         self._waiting.clear()
         self._sent.clear()
         self._done.clear()
+        self._bytes.clear()
+        self._held = 0
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
@@ -222,10 +259,12 @@ class WorkAhead(Generic[Key, Result]):
         self.close()
 
 
-def fill(ahead: WorkAhead[Key, Any], candidates: Iterator[tuple[Key, tuple[Any, ...]]]) -> None:
-    """Offer jobs from `candidates` while the window has room."""
+def fill(
+    ahead: WorkAhead[Key, Any], candidates: Iterator[tuple[Key, tuple[Any, ...], int]]
+) -> None:
+    """Offer jobs (key, arguments, bytes read) from `candidates` while the window has room."""
     while ahead.wants():
         job = next(candidates, None)
         if job is None:
             return
-        ahead.offer(job[0], *job[1])
+        ahead.offer(job[0], *job[1], size=job[2])
