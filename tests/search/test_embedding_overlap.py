@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from patience import scaled
+
 from tests.search.test_statement_count import counted
 from tsm.config import load
 from tsm.core.knowledge import LocalKnowledge
