@@ -176,15 +176,23 @@ def main() -> int:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--root", type=Path, help="an indexed vault to time")
     where.add_argument("--chunks", type=int, help="build daemon_latency.py's vault of this size")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="with --chunks: build the vault in this new folder and keep it (for --root)",
+    )
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--mode", default="hybrid", choices=("hybrid", "fts", "vector"))
     args = parser.parse_args()
-    root = args.root.resolve() if args.root else search_profile.build(args.chunks)
+    if args.root:
+        return run(args.root.resolve(), args)
+    if args.keep:
+        return run(search_profile.build(args.chunks, args.keep.resolve()), args)
+    root = search_profile.build(args.chunks)
     try:
         return run(root, args)
     finally:
-        if not args.root:
-            shutil.rmtree(root.parent, ignore_errors=True)
+        shutil.rmtree(root.parent, ignore_errors=True)
 
 
 def run(root: Path, args: argparse.Namespace) -> int:
