@@ -225,6 +225,24 @@ def query_language(text: str) -> str:
     )
 
 
+def _dump_file(folder: Path | None, name: str, store: str, mode: str):
+    """Where --dump writes one mode's results, or None without it."""
+    if folder is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    return (folder / f"{name}-{store}-{mode}.jsonl").open("w", encoding="utf-8")
+
+
+def _dumped(query_id: str, result) -> str:
+    """A result's contract JSON without its timing: two trees that rank alike write the
+    same line, field for field (scores, breakdowns, snippets, related, warnings)."""
+    from tsm.render.json_format import search_to_dict
+
+    data = search_to_dict(result)
+    data.pop("took_ms")
+    return json.dumps({"id": query_id, **data}, ensure_ascii=False, sort_keys=True)
+
+
 def evaluate(qrels: dict, run: dict) -> dict[str, float]:
     from ranx import Qrels, Run
     from ranx import evaluate as ranx_evaluate
@@ -308,12 +326,17 @@ def _run_dataset(
         results: dict[str, dict] = {}
         for mode in args.modes:
             run: dict[str, dict[str, float]] = {}
+            dump = _dump_file(args.dump, name, store, mode)
             started = time.perf_counter()
             for q in queries:
                 query = build_query(q["text"], today=dt.date.today(), top_k=100, mode=mode)
                 result = search(ctx, query)
                 run[q["_id"]] = {by_path[h.source.path]: h.score for h in result.results}
+                if dump is not None:
+                    dump.write(_dumped(q["_id"], result) + "\n")
             seconds = time.perf_counter() - started
+            if dump is not None:
+                dump.close()
             metrics = evaluate(qrels, run)
             metrics["queries_per_s"] = round(len(queries) / seconds, 1)
             results[mode] = metrics
@@ -434,6 +457,12 @@ def main() -> None:
         type=Path,
         default=CACHE,
         help="vector cache file (default bench/.cache/vectors.sqlite; a new file embeds afresh)",
+    )
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        help="write each query's contract JSON (without took_ms) to DIR/<set>-<store>-<mode>"
+        ".jsonl, to compare two trees' results field for field",
     )
     parser.add_argument(
         "--out",

@@ -119,6 +119,10 @@ class TermCoverage:
     def _match(self, term: str) -> str:
         return self._expressions.get(term) or quote_term(term)
 
+    def has_read(self, chunk_ids: Sequence[int]) -> bool:
+        """Whether the frequencies and these chunks' matches are known already."""
+        return self._idf is not None and self._read.issuperset(chunk_ids)
+
     def best(self, chunk_ids: Sequence[int]) -> float:
         """Coverage of the best of these chunks."""
         return max(self.per_chunk(chunk_ids).values(), default=0.0)
@@ -145,8 +149,9 @@ class TermCoverage:
 
 def read_together(wanted: Sequence[tuple[TermCoverage, Sequence[int]]]) -> None:
     """Read what several coverages (the keywords', each translation's) need about these
-    chunks in one statement instead of one each; they must share a connection."""
-    pending = [(cover, ids) for cover, ids in wanted if cover.terms]
+    chunks in one statement instead of one each, leaving out those that know it already;
+    they must share a connection."""
+    pending = [(cover, ids) for cover, ids in wanted if cover.terms and not cover.has_read(ids)]
     if not pending:
         return
     expressions = [cover._match(t) for cover, _ in pending for t in cover.terms]

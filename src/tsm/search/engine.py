@@ -179,6 +179,8 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     """Read (the signals), rank (pure), hydrate (one batch for the chosen hits)."""
     started = time.perf_counter()
     warnings: list[str] = []
+    # First of all: the model works on the query while this thread reads the keywords.
+    embedding = _start_embedding(ctx, query)
     tokenizer = get_tokenizer(compiled_user_dict(ctx.settings.state_dir))
     terms = tokenizer.query_terms(query.text)
     where, params = search_sql(ctx.conn, query.filters)
@@ -190,7 +192,7 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
         )
     if not terms and query.mode != "vector":
         warnings.append("the query has no searchable words")
-    read = _read_signals(ctx, query, tokenizer, terms, where, params, warnings)
+    read = _read_signals(ctx, query, tokenizer, terms, where, params, warnings, embedding)
     candidates = _rank(read, ctx.params)
     total = max(read.total, 0) + sum(1 for c in candidates.values() if _matches(c, read.side))
     signals = (bool(terms) and read.mode in ("hybrid", "fts"), read.mode in ("hybrid", "vector"))
@@ -211,6 +213,18 @@ def _search(ctx: SearchContext, query: Query) -> SearchResult:
     return replace(result, vector_status=read.vector_status)
 
 
+def _waits_for_vectors(ctx: SearchContext, query: Query) -> bool:
+    """Only a search that may go without vectors goes without them while they load."""
+    return ctx.wait_for_vectors or query.mode == "vector" or query.fallback == "error"
+
+
+def _start_embedding(ctx: SearchContext, query: Query) -> Future[Embedding] | None:
+    """The query's embedding, started on a pool thread when the search will use it."""
+    if query.mode not in ("hybrid", "vector") or not query.text.strip():
+        return None
+    return _embed_in_background(ctx, query.text, _waits_for_vectors(ctx, query))
+
+
 def _read_signals(
     ctx: SearchContext,
     query: Query,
@@ -219,16 +233,13 @@ def _read_signals(
     where: str,
     params: list[object],
     warnings: list[str],
+    embedding: Future[Embedding] | None,
 ) -> Reading:
     """Each signal asks the store once. The query is embedded (in the model's own thread
-    or process) while keywords are searched."""
+    or process) while keywords are searched, and the term coverage the weights need is read
+    before the search waits for the embedding."""
     settings = ctx.settings
     depth = max(settings.get("search.candidates"), 3 * query.top_k)
-    # Only a search that may go without vectors goes without them while they load.
-    wait = ctx.wait_for_vectors or query.mode == "vector" or query.fallback == "error"
-    embedding = (
-        _embed_in_background(ctx, query.text, wait) if query.mode in ("hybrid", "vector") else None
-    )
     read = Reading(terms, query.mode, TermCoverage(ctx.conn, terms))
     keywords_on = query.mode in ("hybrid", "fts")
     if keywords_on and terms:
@@ -239,8 +250,11 @@ def _read_signals(
             ctx, query.text, tokenizer, where, params, depth, settings.get("search.paraphrase")
         )
     if embedding is not None:
+        # Whether the vectors rank anything is known only after the wait; reading the
+        # keywords' coverage now costs the same statement the weights would issue then.
+        _read_coverage(read, with_keywords=read.mode == "hybrid" and bool(read.keyword))
         read.side, read.mode, read.vector_status = _vector_signal(
-            ctx, query, embedding, where, params, depth, warnings, wait
+            ctx, query, embedding, where, params, depth, warnings, _waits_for_vectors(ctx, query)
         )
     return read
 
@@ -279,12 +293,18 @@ def _top(ranking: Ranking) -> list[int]:
     return [chunk for chunk, _, _ in ranking[:3]]
 
 
+def _read_coverage(read: Reading, *, with_keywords: bool) -> None:
+    """The coverages the weights need (each translation's, and the keywords' when
+    `with_keywords`), read together in one statement; nothing when all are read already."""
+    covers = [(cover, _top(r)) for r, cover in (*read.bridges, read.paraphrase) if r and cover]
+    read_together([(read.coverage, _top(read.keyword)), *covers] if with_keywords else covers)
+
+
 def _evidence(read: Reading) -> Evidence:
-    """The coverages the weights need, read together in one statement."""
+    """The evidence the weights are computed from."""
     vec_ranked = read.side.ranked if read.side else []
     both = read.mode == "hybrid" and bool(read.keyword) and bool(vec_ranked)
-    covers = [(cover, _top(r)) for r, cover in (*read.bridges, read.paraphrase) if r and cover]
-    read_together([(read.coverage, _top(read.keyword)), *covers] if both else covers)
+    _read_coverage(read, with_keywords=both)
     paraphrase, paraphrase_cover = read.paraphrase
     return Evidence(
         keyword=read.coverage.keyword_evidence(_top(read.keyword)) if both else None,

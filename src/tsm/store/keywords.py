@@ -42,7 +42,8 @@ def delete_document(conn: Connection, doc_id: int) -> None:
 def settle(conn: Connection) -> None:
     """Ready the index for reads after a run of writes (outside any transaction): on
     PostgreSQL the new postings' pages are marked visible to all, so that the ranking reads
-    them from the index alone; nothing on SQLite."""
+    them from the index alone; on SQLite FTS5's segments are merged into one once they
+    have piled up, so that a term is looked up once instead of in each of them."""
     store_of(conn).keywords.settle(conn)
 
 
