@@ -227,6 +227,7 @@ def test_document_text_is_the_info_then_the_text(conn: sqlite3.Connection, root:
     assert data["date"] == catalog.list_documents(conn)[0].date  # the file's mtime day
 
 
+@pytest.mark.sqlite_only("compares the CLI with rows this test reads from its own SQLite index")
 def test_the_cli_prints_these_rows(
     tsm: Tsm, conn: sqlite3.Connection, index: tuple[Settings, Path]
 ) -> None:
