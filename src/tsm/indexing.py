@@ -200,8 +200,11 @@ class _FileChanged(Exception):
 
 def _remove_vanished(conn: Connection, root: Path, rel: str, doc_id: int) -> int:
     """Remove document `doc_id` at `rel` if its file is still missing (another writer may
-    have seen it come back); 1 if this call removed it."""
-    if _exists(root / rel):
+    have seen it come back); 1 if this call removed it. The row is read first, as in
+    `_index_file_once`: its answer comes once the path is held, so the file is looked for
+    under the lock."""
+    current = documents.stored_file(conn, rel)
+    if current is None or current.id != doc_id or _exists(root / rel):
         return 0
     return int(documents.delete_document(conn, doc_id))
 
@@ -757,6 +760,9 @@ def _index_file_once(
 
     def store() -> tuple[int, int] | None:
         """(twins removed, chunks written), or None when the index already held this."""
+        # Read first: its answer comes once the path is held (on PostgreSQL the lock is sent
+        # pipelined, and only a read waits for it), so the file is checked under the lock.
+        current, twins = documents.stored_and_twins(conn, rel, content_hash)
         try:
             data_now = load_bytes(source, limit, reach)
             unchanged = hashlib.sha256(data_now).hexdigest() == content_hash
@@ -764,7 +770,6 @@ def _index_file_once(
             unchanged = False
         if not unchanged:  # edited meanwhile: storing these bytes could undo a newer write
             raise _FileChanged(rel)
-        current, twins = documents.stored_and_twins(conn, rel, content_hash)
         if current and current.content_hash == content_hash:  # another writer stored it
             documents.touch(conn, current.id, stat.st_size, stat.st_mtime)
             return None

@@ -330,6 +330,55 @@ def test_a_file_written_by_two_writers_at_once_is_stored_once(tmp_path: Path, pg
     assert stored_text(pg_url, "k/target.md") == [target.read_text()]
 
 
+def test_a_file_is_read_again_once_its_path_is_held(tmp_path: Path, pg_url: str) -> None:
+    """A writer checks that the file still holds what it read only once it holds the path:
+    checked before the server granted the lock, the check passed on bytes that another
+    writer's turn then made old, and the older content was stored over the file's."""
+    root = tmp_path / "repo"
+    (root / "k").mkdir(parents=True)
+    target = root / "k" / "target.md"
+    target.write_text(note("target", 1))
+    env = {"TSM_INDEX_ROOT": str(root), "TSM_STORE_URL": pg_url}
+    assert finish(start_tsm("index", "--no-embed", "k", env=env, cwd=root))[0] == 0
+    target.write_text(note("target", 2) + "\nA second version.\n")
+
+    with psycopg.connect(pg_url) as holder:  # another writer's turn on the path
+        holder.execute("SELECT pg_advisory_xact_lock(hashtextextended('k/target.md', 0))")
+        a = start_tsm("index", "--no-embed", "-f", "json", "k/target.md", env=env, cwd=root)
+        wait_for_waiters(holder, 1, a)  # A has read the second version, and waits for the path
+        target.write_text(note("target", 3) + "\nThe third and last version.\n")
+        holder.rollback()
+    code, _, err = finish(a)
+    assert (code, err) == (0, ""), err
+    assert stored_text(pg_url, "k/target.md") == [target.read_text()]
+
+
+def test_a_file_that_comes_back_while_its_path_is_held_stays_indexed(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A writer that found a file gone looks for it again only once it holds the path: it
+    came back meanwhile (another writer's turn), so its document stays."""
+    root = tmp_path / "repo"
+    (root / "k").mkdir(parents=True)
+    target = root / "k" / "target.md"
+    target.write_text(note("target", 1))
+    env = {"TSM_INDEX_ROOT": str(root), "TSM_STORE_URL": pg_url}
+    assert finish(start_tsm("index", "--no-embed", "k", env=env, cwd=root))[0] == 0
+    aside = root / "target.md.aside"
+    target.replace(aside)
+
+    with psycopg.connect(pg_url) as holder:
+        holder.execute("SELECT pg_advisory_xact_lock(hashtextextended('k/target.md', 0))")
+        a = start_tsm("index", "--no-embed", "-f", "json", "k", env=env, cwd=root)
+        wait_for_waiters(holder, 1, a)  # A found the file gone, and waits for the path
+        aside.replace(target)
+        holder.rollback()
+    code, out, err = finish(a)
+    assert (code, err) == (0, ""), err
+    assert json.loads(out)["removed"] == 0
+    assert stored_text(pg_url, "k/target.md") == [target.read_text()]
+
+
 def waiting(conn: psycopg.Connection[Any]) -> int:
     """How many other sessions on this database wait for a lock (pg_locks shows every
     database's: other tests run beside this one). pg_stat_activity is read afresh: inside a
