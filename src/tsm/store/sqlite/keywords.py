@@ -27,14 +27,11 @@ def delete_document(conn: Connection, doc_id: int) -> None:
 
 
 # A run of writes leaves FTS5's index in segments, one per commit, which FTS5 merges only
-# now and then: 10 after `tsm index` of 10,000 chunks, 16 after 100,000. A search looks a
-# term up in every segment, and a page's term coverage does so for each of its chunks: that
-# statement took 0.53-0.71 ms with 10 segments at 10,000 chunks and 1.35-2.09 ms with 16
-# at 100,000, against 0.15-0.28 ms once merged into one; the ranking statement, which
-# reads whole doclists, gains 1-2 % (bench/results/sqlite-search-speed.md). A merge
-# rewrites the whole index (0.07 s of CPU at 10,000 chunks, 0.5 s at 100,000), so it
-# waits until the segments besides the largest hold MERGE_SHARE of the pages: a large
-# run always merges, a few edited files add small segments that wait for more.
+# now and then, and a search looks a term up in every segment (a page's term coverage once
+# per chunk): merged into one, those look-ups cost a fraction (bench/results/
+# sqlite-search-speed.md). A merge rewrites the whole index, so it waits until the segments
+# besides the largest hold MERGE_SHARE of the pages: a large run always merges, a few
+# edited files add small segments that wait for more.
 MERGE_SHARE = 0.1
 
 
