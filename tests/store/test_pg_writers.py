@@ -304,16 +304,22 @@ def test_a_file_edited_while_two_writers_index_it_ends_with_its_last_content(
     assert json.loads(out)["indexed"] == 0  # A found the file changed, and B's row current
 
 
-def test_a_file_written_by_two_writers_at_once_is_stored_once(tmp_path: Path, pg_url: str) -> None:
-    """Both writers reach the same stored document at the same moment (a row lock held by
-    the test keeps the first one at it until the second has read the newer file): neither
-    fails on the other's row, and the newer content is what stays."""
+def indexed_target(tmp_path: Path, pg_url: str) -> tuple[Path, Path, dict[str, str]]:
+    """A root whose k/target.md (version 1) is indexed: the root, the file, the CLI's env."""
     root = tmp_path / "repo"
     (root / "k").mkdir(parents=True)
     target = root / "k" / "target.md"
     target.write_text(note("target", 1))
     env = {"TSM_INDEX_ROOT": str(root), "TSM_STORE_URL": pg_url}
     assert finish(start_tsm("index", "--no-embed", "k", env=env, cwd=root))[0] == 0
+    return root, target, env
+
+
+def test_a_file_written_by_two_writers_at_once_is_stored_once(tmp_path: Path, pg_url: str) -> None:
+    """Both writers reach the same stored document at the same moment (a row lock held by
+    the test keeps the first one at it until the second has read the newer file): neither
+    fails on the other's row, and the newer content is what stays."""
+    root, target, env = indexed_target(tmp_path, pg_url)
     target.write_text(note("target", 2) + "\nA second version.\n")
 
     with psycopg.connect(pg_url) as holder:  # a transaction: FOR UPDATE holds the row
@@ -334,12 +340,7 @@ def test_a_file_is_read_again_once_its_path_is_held(tmp_path: Path, pg_url: str)
     """A writer checks that the file still holds what it read only once it holds the path:
     checked before the server granted the lock, the check passed on bytes that another
     writer's turn then made old, and the older content was stored over the file's."""
-    root = tmp_path / "repo"
-    (root / "k").mkdir(parents=True)
-    target = root / "k" / "target.md"
-    target.write_text(note("target", 1))
-    env = {"TSM_INDEX_ROOT": str(root), "TSM_STORE_URL": pg_url}
-    assert finish(start_tsm("index", "--no-embed", "k", env=env, cwd=root))[0] == 0
+    root, target, env = indexed_target(tmp_path, pg_url)
     target.write_text(note("target", 2) + "\nA second version.\n")
 
     with psycopg.connect(pg_url) as holder:  # another writer's turn on the path
@@ -358,12 +359,7 @@ def test_a_file_that_comes_back_while_its_path_is_held_stays_indexed(
 ) -> None:
     """A writer that found a file gone looks for it again only once it holds the path: it
     came back meanwhile (another writer's turn), so its document stays."""
-    root = tmp_path / "repo"
-    (root / "k").mkdir(parents=True)
-    target = root / "k" / "target.md"
-    target.write_text(note("target", 1))
-    env = {"TSM_INDEX_ROOT": str(root), "TSM_STORE_URL": pg_url}
-    assert finish(start_tsm("index", "--no-embed", "k", env=env, cwd=root))[0] == 0
+    root, target, env = indexed_target(tmp_path, pg_url)
     aside = root / "target.md.aside"
     target.replace(aside)
 
