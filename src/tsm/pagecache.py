@@ -93,7 +93,11 @@ def leave_file_pages_to_page_cache() -> int:
     (libraries' code and constants, model files): what loading a library or a model read
     once leaves the RSS, and what is used again comes back from the page cache at the next
     touch. A mapping holding pages the process wrote (a library's relocated constants) is
-    left alone; those pages exist nowhere else. The bytes of address space advised."""
+    left alone; those pages exist nowhere else. The bytes of address space advised.
+
+    Call it only while no other thread of the process maps files (loads a library): the
+    ranges are listed first, and a mapping made over one of them and written to before the
+    advice would lose what was written (MADV_DONTNEED drops a private page)."""
     if not sys.platform.startswith("linux"):
         return 0
     ranges = [

