@@ -125,10 +125,24 @@ class Harness:
             preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile),
         )
         log.close()
-        wait_for(self.answers, timeout, "the daemon to answer")
-        # Until then a search answers from its keywords alone (search/engine.py), and the
-        # tests compare the daemon's answers with the in-process core's.
-        wait_for(self.warm, timeout, "the daemon to load its model and vectors")
+        try:
+            wait_for(self.answers, timeout, "the daemon to answer")
+            # Until then a search answers from its keywords alone (search/engine.py), and
+            # the tests compare the daemon's answers with the in-process core's.
+            wait_for(self.warm, timeout, "the daemon to load its model and vectors")
+        except AssertionError as failure:
+            raise AssertionError(f"{failure}; the daemon's log ends:\n{self.log_tail()}") from None
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The end of the daemon's log and of its output, for a failure's message."""
+        parts = []
+        for path in (self.state / "logs" / "tsmd.log", self.dir / "daemon.out"):
+            try:
+                text = path.read_text("utf-8", errors="replace")
+            except OSError as error:
+                text = f"(unreadable: {error})"
+            parts.append(f"-- {path.name}:\n" + "\n".join(text.splitlines()[-lines:]))
+        return "\n".join(parts)
 
     def answers(self) -> bool:
         try:
