@@ -75,7 +75,10 @@ class JapaneseTokenizer:
             analyzer = _Analyzer.of(dictionary, dictionary.tokenizer(mode=SplitMode.A))
             # Opening reads 72 of the dictionary's 192 MB, which tokenizing hardly touches
             # again: leave them to the page cache (pagecache.py) rather than in this RSS.
-            leave_to_page_cache(system_dictionary())
+            # Under the lock `release` clears the pool with: a mapping it unmaps between
+            # the listing and the advice could be another allocation's by then.
+            with self._lock:
+                leave_to_page_cache(system_dictionary())
         try:
             yield analyzer
         finally:
