@@ -132,6 +132,12 @@ def main() -> None:
     parser.add_argument("--tsm", required=True, help="the tsm binary of the build to time")
     parser.add_argument("--workers", help="TSM_INDEX_WORKERS for the run (default: unset)")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--keep-bytecode",
+        action="store_true",
+        help="keep tsm's compiled modules between runs (one warm-up run first), as an "
+        "installed tsm does (bench/index_vs_qmd.py --keep-bytecode)",
+    )
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     scratch = Path(tempfile.mkdtemp(prefix="index-timeline-"))
@@ -145,16 +151,21 @@ def main() -> None:
             "| workers wait s | cores busy | core-s unused |"
         )
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
-        for run in range(1, args.runs + 1):
+        for run in range(0 if args.keep_bytecode else 1, args.runs + 1):
             state = scratch / "state"
             shutil.rmtree(state, ignore_errors=True)
             env = {**os.environ, "TSM_INDEX_ROOT": str(folder), "TSM_STATE_DIR": str(state)}
+            if args.keep_bytecode:
+                env.pop("PYTHONDONTWRITEBYTECODE", None)
+                env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
             if args.workers is not None:
                 env["TSM_INDEX_WORKERS"] = args.workers
             before = load()
             writer, samples = record(
                 [os.path.abspath(args.tsm), "index", "--no-embed", "-f", "json"], folder, env
             )
+            if run == 0:  # the warm-up that compiled the modules
+                continue
             print(f"| **run {run}**, load {before} -> {load()} | | | | | | | |")
             for line in report(writer, samples, cores):
                 print(line)
