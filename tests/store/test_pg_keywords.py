@@ -305,6 +305,37 @@ def test_totals_follow_inserts_and_deletes_past_folding(pg_url: str, tmp_path: P
     lite.close()
 
 
+def test_each_posting_holds_fts5s_own_counts(both: tuple[sqlite3.Connection, Any]) -> None:
+    """Every posting's count in each column, and its chunk's token count, are FTS5's for the
+    same chunk (fts5vocab over chunks_fts): the server counts them from the stored terms, so
+    this covers words of several terms and of none, a term in several columns, terms too
+    long for the btree (a digest), a term 300 times, and empty columns."""
+    lite, server = both
+    lite.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.instances "
+        "USING fts5vocab(main, chunks_fts, 'instance')"
+    )
+    column = {name: n for n, name in enumerate(pg_keywords.COLUMNS)}
+    expected: dict[tuple[str, int], list[int]] = {}
+    for term, chunk, col in lite.execute("SELECT term, doc, col FROM temp.instances"):
+        expected.setdefault((pg_keywords.lexeme(term), chunk), [0] * 4)[column[col]] += 1
+    got: dict[tuple[str, int], list[int]] = {}
+    tokens: dict[int, set[int]] = {}
+    for lexeme, chunk, *counts, n in server.execute(
+        "SELECT lexeme, chunk_id, c0, c1, c2, c3, tokens FROM keyword_postings"
+    ):
+        got[lexeme, chunk] = counts
+        tokens.setdefault(chunk, set()).add(n)
+    assert got == expected
+    per_chunk: dict[int, int] = {}
+    for (_, chunk), counts in expected.items():
+        per_chunk[chunk] = per_chunk.get(chunk, 0) + sum(counts)
+    assert tokens == {chunk: {n} for chunk, n in per_chunk.items()}
+    stored = dict(server.execute("SELECT chunk_id, tokens FROM chunk_keywords").fetchall())
+    assert {c: n for c, n in stored.items() if n} == per_chunk
+    assert any(lexeme.startswith("#") for lexeme, _ in got)  # a digest was counted too
+
+
 def test_postings_go_with_their_chunk(pg_url: str) -> None:
     """The postings follow their chunk's keyword row (migration m005, no foreign key): a
     document replaced, removed by the store, or deleted outright leaves no posting behind,
@@ -399,27 +430,23 @@ def _copy_as_schema_6(lite: sqlite3.Connection, server: Any) -> None:
     for chunk_id, *columns in lite.execute(
         "SELECT rowid, title, section, body, tags FROM chunks_fts"
     ):
-        made = pg_keywords.keyword_rows([columns])[0]
+        ((terms, tokens),) = pg_keywords.stored_terms([columns])
+        lexemes = [column.split() for column in terms.split("\n")]
         positions = {
-            lex: [[i for i, t in enumerate(col) if t == lex] for col in made.columns]
-            for lex in made.counts
+            lex: [[i for i, t in enumerate(col) if t == lex] for col in lexemes]
+            for lex in dict.fromkeys(t for col in lexemes for t in col)
         }
+        counts = {lex: [len(found) for found in at] for lex, at in positions.items()}
         server.execute(
             """INSERT INTO chunk_keywords(chunk_id, lexemes, counts, positions, tokens)
                VALUES (?, array_to_tsvector(?::text[]), ?::jsonb, ?::jsonb, ?)""",
-            (
-                chunk_id,
-                list(made.counts),
-                json.dumps(made.counts),
-                json.dumps(positions),
-                made.tokens,
-            ),
+            (chunk_id, list(counts), json.dumps(counts), json.dumps(positions), tokens),
         )
-        for lex, counts in made.counts.items():
+        for lex, found in counts.items():
             server.execute(
                 """INSERT INTO keyword_postings(lexeme, chunk_id, c0, c1, c2, c3, tokens)
                    VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                (lex, chunk_id, *counts, made.tokens),
+                (lex, chunk_id, *found, tokens),
             )
 
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .keywords import keyword_fields
+from .keywords import POSTINGS, stored_terms
 
 if TYPE_CHECKING:
     from ..connect import Connection
@@ -80,14 +80,13 @@ def insert_chunks(conn: Connection, values: Sequence[ChunkValues]) -> list[int]:
 # document's row itself last. Nothing in it is read back, so it joins the transaction's
 # pipeline and the writer waits for the server only at the commit. The foreign keys are
 # checked at the statement's end, when the document's row is in.
-_DOCUMENT = """
+_DOCUMENT = f"""
     WITH d AS MATERIALIZED (
         SELECT nextval(pg_get_serial_sequence('documents', 'id')) AS id
     ), x AS MATERIALIZED (
         SELECT * FROM jsonb_to_recordset(?::jsonb)
             AS x(i INTEGER, s TEXT, p INTEGER, ln INTEGER, dt TEXT, tx TEXT, h TEXT,
-                 n INTEGER, t TEXT, l TEXT[], c0 INTEGER[], c1 INTEGER[], c2 INTEGER[],
-                 c3 INTEGER[])
+                 n INTEGER, t TEXT)
     ), c AS (
         INSERT INTO chunks(document_id, chunk_index, section, page, line, chunk_date, text,
                            embed_hash)
@@ -98,9 +97,9 @@ _DOCUMENT = """
         SELECT c.id, x.t, x.n FROM c JOIN x ON x.i = c.chunk_index
     ), p AS (
         INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
-        SELECT e.l, c.id, d.id, e.c0, e.c1, e.c2, e.c3, x.n
-        FROM d CROSS JOIN c JOIN x ON x.i = c.chunk_index,
-             unnest(x.l, x.c0, x.c1, x.c2, x.c3) AS e(l, c0, c1, c2, c3)
+        SELECT e.lexeme, c.id, d.id, e.c0, e.c1, e.c2, e.c3, x.n
+        FROM d CROSS JOIN c JOIN x ON x.i = c.chunk_index
+        CROSS JOIN LATERAL ({POSTINGS.format(terms="x.t")}) e
     ), tg AS (
         INSERT INTO tags(document_id, tag)
         SELECT d.id, t.tag FROM d, unnest(?::text[]) WITH ORDINALITY AS t(tag, o) ORDER BY t.o
@@ -115,19 +114,20 @@ _DOCUMENT = """
         SELECT d.id, n.name, n.kind
         FROM d, unnest(?::text[], ?::text[]) WITH ORDINALITY AS n(name, kind, o) ORDER BY n.o
     )
-    INSERT INTO documents(id, {columns}) VALUES ((SELECT id FROM d), {marks}) RETURNING id"""
+    INSERT INTO documents(id, {{columns}}) VALUES ((SELECT id FROM d), {{marks}}) RETURNING id"""
 
 
 def insert_document(
     conn: Connection, columns: Sequence[str], values: Sequence[object], contents: DocumentContents
 ) -> Callable[[], int]:
-    """One statement (_DOCUMENT), its chunks and keyword rows as one JSON text."""
-    fields = keyword_fields(contents.keywords)
-    for (index, section, page, line, date, text, embed_hash), row in zip(
-        contents.chunks, fields, strict=True
-    ):
-        row |= {"i": index, "s": _text(section), "p": page, "ln": line, "tx": _text(text)}
-        row |= {"dt": date and _text(date), "h": embed_hash}
+    """One statement (_DOCUMENT), its chunks and their stored terms as one JSON text."""
+    fields = [
+        {"i": index, "s": _text(section), "p": page, "ln": line, "tx": _text(text)}
+        | {"dt": date and _text(date), "h": embed_hash, "t": terms, "n": tokens}
+        for (index, section, page, line, date, text, embed_hash), (terms, tokens) in zip(
+            contents.chunks, stored_terms(contents.keywords), strict=True
+        )
+    ]
     sql = _DOCUMENT.format(columns=", ".join(columns), marks=", ".join(["?"] * len(values)))
     links = list(zip(*contents.links, strict=True)) or [(), (), ()]
     names = list(zip(*contents.names, strict=True)) or [(), ()]

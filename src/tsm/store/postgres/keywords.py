@@ -4,7 +4,8 @@ Same terms: every column is split into terms by SQLite itself. An in-memory FTS5
 tokenizer of `chunks_fts` and an `fts5vocab` 'instance' table give a text's terms in order, so
 stemming, case and diacritics match FTS5 bit for bit with no new dependency. The columns come
 pre-tokenized (words separated by white space, which FTS5 also splits at), so each distinct word
-is split once and remembered: a chunk's terms are then dictionary look-ups.
+is split once and remembered: a chunk's terms are then dictionary look-ups. A writer sends
+a chunk's terms only, and the server counts its postings from them (POSTINGS).
 
 The index: `keyword_postings` has a row per (lexeme, chunk) with the lexeme's count in each
 column, the chunk's token count and its document, and its primary key carries them all
@@ -49,11 +50,9 @@ makes KeywordMatch (this module is imported by it, not the other way round).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -81,13 +80,7 @@ class _Scratch(threading.local):
 _scratch = _Scratch()
 
 
-@dataclass(frozen=True)
-class _Word:
-    terms: tuple[str, ...]  # its FTS5 terms in order
-    text: str  # the same joined by spaces
-
-
-_known: dict[str, _Word] = {}  # words seen, with their terms
+_known: dict[str, str] = {}  # words seen, each with its lexemes joined by spaces
 
 
 def _fts5() -> sqlite3.Connection:
@@ -106,8 +99,8 @@ def _fts5() -> sqlite3.Connection:
 def lexeme(term: str) -> str:
     """The index's name for an FTS5 term: the term itself, or for one too long for a btree
     entry a digest ('#' never occurs in an FTS5 term, so the two cannot meet)."""
-    if len(term.encode()) <= MAX_LEXEME_BYTES:
-        return term
+    if len(term) <= MAX_LEXEME_BYTES // 4 or len(term.encode()) <= MAX_LEXEME_BYTES:
+        return term  # (a character is at most 4 bytes: most terms need no encoding)
     return "#" + hashlib.sha256(term.encode()).hexdigest()
 
 
@@ -117,82 +110,30 @@ def _split(texts: Sequence[str]) -> list[tuple[str, ...]]:
     conn.execute("BEGIN")  # rolled back: the table only lends its tokenizer
     try:
         conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", enumerate(texts, start=1))
-        found = sorted(conn.execute("SELECT doc, offset, term FROM v"))
+        found = conn.execute("SELECT doc, term FROM v ORDER BY doc, offset").fetchall()
     finally:
         conn.execute("ROLLBACK")
     out: list[list[str]] = [[] for _ in texts]
-    for doc, _, term in found:
+    for doc, term in found:
         out[doc - 1].append(lexeme(term))
     return [tuple(terms) for terms in out]
 
 
-def _learn(words: Iterable[str]) -> dict[str, _Word]:
-    """A map holding every one of `words` with its terms: those not seen yet are split, all
-    in one pass of the tokenizer. A full cache is replaced, not emptied, so the map another
-    thread holds stays whole."""
+def _learn(words: Iterable[str]) -> dict[str, str]:
+    """A map holding every one of `words` with its lexemes joined by spaces: those not seen
+    yet are split, all in one pass of the tokenizer. A full cache is replaced, not emptied,
+    so the map another thread holds stays whole."""
     global _known
     known = _known
-    wanted = list(dict.fromkeys(words))
-    new = [w for w in wanted if w not in known]
+    wanted = set(words)
+    new = list(wanted.difference(known))  # by look-ups in `known`, never a copy of it
     if not new:
         return known
     if len(known) + len(new) > WORD_CACHE_SIZE:
-        known, new = {}, wanted
-    known.update((w, _Word(t, " ".join(t))) for w, t in zip(new, _split(new), strict=True))
+        known, new = {}, list(wanted)
+    known.update(zip(new, map(" ".join, _split(new)), strict=True))
     _known = known
     return known
-
-
-def column_terms(text: str) -> list[str]:
-    """A column's lexemes in order. FTS5 splits at white space as str.split does (every
-    white-space character is a separator to unicode61), so a text's terms are its words'."""
-    words = text.split()
-    known = _learn(words)
-    return [t for w in words for t in known[w].terms]
-
-
-@dataclass(frozen=True)
-class KeywordRow:
-    """A chunk's keyword row: per lexeme its count in each column, its terms as stored (a
-    newline between columns, a space between terms), and its token count (FTS5's column
-    sizes summed)."""
-
-    counts: dict[str, list[int]]
-    terms: str
-    tokens: int
-
-    @property
-    def columns(self) -> list[list[str]]:
-        return stored_columns(self.terms)
-
-
-def stored_columns(terms: str) -> list[list[str]]:
-    """A chunk's columns, each its lexemes in order, from its stored terms."""
-    return [column.split() for column in terms.split("\n")]
-
-
-def keyword_rows(rows: Sequence[Sequence[str]]) -> list[KeywordRow]:
-    """The keyword rows of (title, section, body, tags) texts: counted by word (a word's
-    terms are the same wherever it occurs), then by term."""
-    known = _learn(w for row in rows for text in row for w in text.split())
-    out = []
-    for row in rows:
-        counts: dict[str, list[int]] = {}
-        columns = []
-        tokens = 0
-        for col, text in enumerate(row):
-            words = text.split()
-            columns.append(" ".join([j for w in words if (j := known[w].text)]))
-            for word, n in Counter(words).items():
-                terms = known[word].terms
-                tokens += n * len(terms)
-                for term in terms:
-                    found = counts.get(term)
-                    if found is None:
-                        counts[term] = found = [0] * len(COLUMNS)
-                    found[col] += n
-        out.append(KeywordRow(counts, "\n".join(columns), tokens))
-    return out
 
 
 @lru_cache(maxsize=4096)
@@ -262,43 +203,62 @@ class Query:
 # --- writes -------------------------------------------------------------------------------
 
 
-def keyword_fields(rows: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
-    """The keyword rows of (title, section, body, tags) texts as the insert statements read
-    them from JSON: token count `n`, stored terms `t`, lexemes `l` and their counts in each
-    column `c0`..`c3` (one JSON text for a batch: psycopg would escape every quote of a text[]
-    parameter)."""
+def stored_terms(rows: Sequence[Sequence[str]]) -> list[tuple[str, int]]:
+    """Each chunk's stored terms (a newline between columns, a space between terms) and
+    token count, from its (title, section, body, tags) texts: all a writer sends of its
+    keyword rows, since the server counts the postings from the terms (POSTINGS). Each word
+    is a look-up; the words not seen yet are split first, all of them at once."""
+    known = _known
     out = []
-    for m in keyword_rows(rows):
-        counts = list(m.counts.values())
-        fields: dict[str, Any] = {"n": m.tokens, "t": m.terms, "l": list(m.counts)}
-        for c in range(len(COLUMNS)):
-            fields[f"c{c}"] = [found[c] for found in counts]
-        out.append(fields)
+    for row in rows:
+        columns = []
+        for text in row:
+            words = text.split()
+            try:
+                found = list(map(known.__getitem__, words))
+            except KeyError:
+                known = _learn(w for r in rows for t in r for w in t.split())
+                found = list(map(known.__getitem__, words))
+            if "" in found:  # a word of no term (punctuation alone)
+                found = [terms for terms in found if terms]
+            columns.append(" ".join(found))
+        out.append(("\n".join(columns), sum(c.count(" ") + 1 for c in columns if c)))
     return out
+
+
+# A chunk's postings, counted by the server from its stored terms `{terms}`: the columns
+# split at the newlines, each into its lexemes at the spaces, one row per lexeme with its
+# count in each column. What the server reads this way is half what it read as the lexemes
+# and counts listed in JSON, and the client has nothing left to count.
+POSTINGS = """
+    SELECT w.lexeme, count(*) FILTER (WHERE col.k = 1)::int AS c0,
+           count(*) FILTER (WHERE col.k = 2)::int AS c1,
+           count(*) FILTER (WHERE col.k = 3)::int AS c2,
+           count(*) FILTER (WHERE col.k = 4)::int AS c3
+    FROM unnest(string_to_array({terms}, E'\\n')) WITH ORDINALITY AS col(text, k),
+         string_to_table(col.text, ' ') AS w(lexeme)
+    GROUP BY w.lexeme"""
 
 
 def insert(conn: Any, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
     """Add the keyword rows of chunks: (chunk id, title, section, body, tags)."""
     if not rows:
         return
-    batch = [
-        {"id": r[0], **f} for r, f in zip(rows, keyword_fields([r[1:] for r in rows]), strict=True)
-    ]
+    made = stored_terms([r[1:] for r in rows])
     # One statement for the chunk rows and the postings. Each chunk's document is looked up
     # by its key (a subquery per chunk): as a join, the planner scanned every chunk stored.
     conn.execute(
-        """WITH r AS MATERIALIZED (
-               SELECT r.*, (SELECT c.document_id FROM chunks c WHERE c.id = r.id) AS document_id
-               FROM jsonb_to_recordset(?::jsonb)
-                   AS r(id BIGINT, n INTEGER, t TEXT, l TEXT[], c0 INTEGER[], c1 INTEGER[],
-                        c2 INTEGER[], c3 INTEGER[])
+        f"""WITH r AS MATERIALIZED (
+               SELECT r.id, r.t, r.n,
+                      (SELECT c.document_id FROM chunks c WHERE c.id = r.id) AS document_id
+               FROM unnest(?::bigint[], ?::text[], ?::int[]) AS r(id, t, n)
            ), k AS (
                INSERT INTO chunk_keywords(chunk_id, terms, tokens) SELECT r.id, r.t, r.n FROM r
            )
            INSERT INTO keyword_postings(lexeme, chunk_id, document_id, c0, c1, c2, c3, tokens)
-           SELECT e.l, r.id, r.document_id, e.c0, e.c1, e.c2, e.c3, r.n
-           FROM r, unnest(r.l, r.c0, r.c1, r.c2, r.c3) AS e(l, c0, c1, c2, c3)""",
-        (json.dumps(batch, ensure_ascii=False),),
+           SELECT e.lexeme, r.id, r.document_id, e.c0, e.c1, e.c2, e.c3, r.n
+           FROM r CROSS JOIN LATERAL ({POSTINGS.format(terms="r.t")}) e""",
+        ([r[0] for r in rows], [t for t, _ in made], [n for _, n in made]),
     )
 
 
