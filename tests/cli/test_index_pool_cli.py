@@ -153,7 +153,9 @@ def test_a_small_run_starts_no_worker(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_leaves_a_consistent_index(tmp_path: Path) -> None:
-    root = _vault(tmp_path / "vault", START_AFTER + 150)
+    # Enough notes that the interrupt, sent once 40 are stored, finds most of the run still
+    # ahead: a run of 406 could store them all in its first grouped commit (0.5 s).
+    root = _vault(tmp_path / "vault", START_AFTER + 1000)
     proc = _index(root, tmp_path / "state", 2)
     db = tmp_path / "state" / "tsm.db"
     deadline = time.monotonic() + scaled(120)
