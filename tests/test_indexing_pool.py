@@ -42,39 +42,10 @@ def test_jobs_that_cost_more_than_sending_them_start_the_pool() -> None:
     assert not _judged([0.002] * (JOBS_JUDGED - 1))  # not judged yet
 
 
-def test_forked_workers_start_on_the_count_once_the_caller_ran_a_job() -> None:
-    """A forked worker costs next to nothing to start: cheap jobs are sent too, once the
-    caller has run its first job itself (the workers inherit what it loaded)."""
-    assert not _judged([], method="fork")
-    assert _judged([0.0002], method="fork")
+def test_forked_workers_start_on_the_count_alone() -> None:
+    """A forked worker costs next to nothing to start: cheap jobs are sent too."""
+    assert _judged([], method="fork")
     assert _judged([0.0002] * JOBS_JUDGED, method="fork")
-
-
-_loaded: list[str] = []  # what this process loaded before its workers were forked
-
-
-def _what_was_loaded(*args: object) -> list[str]:
-    return list(_loaded)
-
-
-def test_forked_workers_inherit_what_the_first_job_loaded() -> None:
-    """The caller runs the first job itself (it needs its result first); a worker forked
-    after it finds loaded what that job loaded (the dictionary: a load per worker saved)."""
-    _loaded.clear()
-    try:
-        with WorkAhead[int, list[str]](
-            _what_was_loaded, _nothing, (), workers=2, method="fork"
-        ) as ahead:
-            for key in range(START_AFTER + 1):
-                ahead.offer(key)
-            assert not ahead.started
-            assert ahead.take(0) is None  # not handed out: the caller runs it
-            _loaded.append("dictionary")
-            ahead.observe(0.0002)
-            assert ahead.started
-            assert ahead.take(1) == ["dictionary"]
-    finally:
-        _loaded.clear()
 
 
 def test_the_bytes_in_flight_are_bounded() -> None:
@@ -83,7 +54,6 @@ def test_the_bytes_in_flight_are_bounded() -> None:
     with WorkAhead[int, int](_pid, _nothing, (), workers=2, method="fork") as ahead:
         for key in range(START_AFTER):  # small files start the pool
             ahead.offer(key, size=100)
-        ahead.observe(0.0002)  # once the caller has run a job of its own
         assert ahead.started
         assert all(ahead.take(key) not in (None, os.getpid()) for key in range(START_AFTER))
         big = START_AFTER

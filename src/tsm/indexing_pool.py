@@ -35,9 +35,7 @@ START_AFTER = 256
 # quarter of a second of CPU (an interpreter, tsm's imports), which short English notes
 # (about 0.3 ms each) do not pay back. Judged on the first jobs this process runs itself.
 # A forked worker costs next to nothing to start, and takes more off this process than
-# handing its results back costs, English notes included: it starts on the count, once
-# this process has run its first job itself, so that each worker inherits what that job
-# loaded (a reader's modules, the Japanese dictionary) instead of loading it again.
+# handing its results back costs, English notes included: it starts on the count alone.
 MIN_JOB_SECONDS = 0.001
 JOBS_JUDGED = 16
 # A batch is one hand-off to a worker and back: a wake-up of the pool's threads, pipe
@@ -93,10 +91,9 @@ class WorkAhead(Generic[Key, Result]):
     """Jobs run ahead in worker processes, results taken back by key.
 
     `offer` is fed every candidate job in the order the caller will `take` them, with the
-    bytes it reads; jobs wait until START_AFTER are known and the caller has run its first
-    job itself (`observe`; for spawned workers, until its first jobs showed them worth
-    sending), then go to the pool in batches, BATCHES_PER_WORKER batches per worker at a
-    time."""
+    bytes it reads; jobs wait until START_AFTER are known (and, for spawned workers, the
+    caller's own first jobs (`observe`) showed them worth sending), then go to the pool in
+    batches, BATCHES_PER_WORKER batches per worker at a time."""
 
     def __init__(
         self,
@@ -147,14 +144,13 @@ class WorkAhead(Generic[Key, Result]):
         if len(self._costs) < JOBS_JUDGED:
             self._costs.append(cpu_seconds)
         self._start_if_worth_it()
-        self._submit()
 
     def _start_if_worth_it(self) -> None:
         if (
             self._pool is None
             and not self._broken
             and len(self._waiting) >= START_AFTER
-            and (self._costs if self._method == "fork" else self._worth_sending())
+            and (self._method == "fork" or self._worth_sending())
         ):
             self._start()
 

@@ -209,36 +209,6 @@ def test_the_command_line_forks_its_workers(tmp_path: Path) -> None:
     assert _report(run)["indexed"] == START_AFTER + 21
 
 
-def _dictionary_maps(pid: int) -> set[str]:
-    """The address ranges where `pid` maps Sudachi's system dictionary."""
-    try:
-        lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
-    except OSError:
-        return set()
-    return {line.split()[0] for line in lines if line.endswith("system.dic")}
-
-
-def test_forked_workers_use_the_dictionary_the_writer_loaded(tmp_path: Path) -> None:
-    """The writer parses the first note itself before it forks: each worker then tokenizes
-    with the dictionary the writer loaded for it (mapped where the writer maps it),
-    instead of loading one of its own."""
-    root = tmp_path / "vault"
-    root.mkdir()
-    for n in range(START_AFTER + 20):
-        (root / f"n{n:03d}.md").write_text(f"# 記録 {n}\n\n{JA * 20}\n", encoding="utf-8")
-    run = _index(root, tmp_path / "state", 2)
-    workers: dict[int, set[str]] = {}
-    writer: set[str] = set()
-    while run.poll() is None:
-        for pid in _workers_of(run.pid, forked=True):
-            workers.setdefault(pid, set()).update(_dictionary_maps(pid))
-        writer |= _dictionary_maps(run.pid)
-        time.sleep(0.01)
-    assert _report(run)["indexed"] == START_AFTER + 20
-    assert len(workers) == 2
-    assert all(maps and maps <= writer for maps in workers.values()), (workers, writer)
-
-
 @pytest.mark.parametrize(("threads", "method"), [(0, "fork"), (1, "spawn")])
 def test_a_process_with_threads_spawns_its_workers(threads: int, method: str) -> None:
     """A fork copies only the thread that forks, and with it any lock another thread held
