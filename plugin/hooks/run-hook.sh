@@ -1,9 +1,32 @@
 # Run the hook script named by $1 (hooks/$1.py) under the first python3 in an absolute PATH
-# entry. Claude Code runs hooks in the session's folder, often a cloned repository: a
-# relative entry (`.`, an empty one such as a trailing `:`, `node_modules/.bin`) names a
-# folder of that repository, whose own `python3` must never run. Started as
-# `/bin/sh run-hook.sh NAME` (hooks.json), so nothing here is looked up on PATH either.
+# entry that lies outside the session's folder. Claude Code runs hooks in the session's
+# folder, often a cloned repository: a relative entry (`.`, an empty one such as a trailing
+# `:`, `node_modules/.bin`) or an absolute one inside that folder (direnv's `PATH_add`, an
+# activated `.venv`) names a folder of the repository, whose own `python3` must never run.
+# The home folder and `/` are never taken for a repository, or nothing would be left.
+# Started as `/bin/sh run-hook.sh NAME` (hooks.json), so nothing here is looked up on PATH.
 set -f
+
+physical() { (cd -- "$1" 2>/dev/null && pwd -P); }
+
+session=$(pwd -P 2>/dev/null)
+project=
+[ -n "${CLAUDE_PROJECT_DIR:-}" ] && project=$(physical "$CLAUDE_PROJECT_DIR")
+home=
+[ -n "${HOME:-}" ] && home=$(physical "$HOME")
+
+in_session() {
+    for top in "$session" "$project"; do
+        case $top in
+            "" | / | "$home") continue ;;
+        esac
+        case $1/ in
+            "$top"/*) return 0 ;;
+        esac
+    done
+    return 1
+}
+
 IFS=:
 for dir in $PATH; do
     case $dir in
@@ -11,8 +34,10 @@ for dir in $PATH; do
         *) continue ;;
     esac
     if [ -f "$dir/python3" ] && [ -x "$dir/python3" ]; then
+        real=$(physical "$dir") || continue
+        in_session "$real" && continue
         exec "$dir/python3" "${0%/*}/$1.py"
     fi
 done
-echo "tsm plugin: no python3 in an absolute PATH entry to run the $1 hook" >&2
+echo "tsm plugin: no python3 in an absolute PATH entry outside the session's folder to run the $1 hook" >&2
 exit 0

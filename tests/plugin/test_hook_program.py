@@ -176,25 +176,59 @@ def test_a_relative_index_root_is_the_one_the_hook_vetted(repo: Path, tmp_path: 
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no /usr/bin/python3")
-@pytest.mark.parametrize("entry", ["", ".", "node_modules/.bin"])
+@pytest.mark.parametrize(
+    ("entry", "cwd"),
+    [
+        ("", "."),
+        (".", "."),
+        ("node_modules/.bin", "."),
+        ("{repo}/node_modules/.bin", "."),  # absolute: direnv's PATH_add, an activated .venv
+        ("{repo}/node_modules/.bin", "node_modules"),  # a subfolder; CLAUDE_PROJECT_DIR names it
+    ],
+)
 def test_the_repositorys_python3_does_not_run_the_hooks(
-    repo: Path, tmp_path: Path, entry: str
+    repo: Path, tmp_path: Path, entry: str, cwd: str
 ) -> None:
     """hooks.json's own command, run through a shell in the session's folder as Claude Code
     runs it: the interpreter is looked up on PATH too."""
     for folder in (repo, repo / "node_modules" / ".bin"):
         plant(folder / "python3", tmp_path / "mark")
-    hooks = json.loads((HOOKS / "hooks.json").read_text(encoding="utf-8"))["hooks"]
-    command = hooks["SessionStart"][0]["hooks"][0]["command"]
-    done = subprocess.run(
-        command,
-        shell=True,
-        input=json.dumps(claude_input("SessionStart", repo, source="startup")).encode(),
-        capture_output=True,
-        env=base_env(CLAUDE_PLUGIN_ROOT=str(PLUGIN), PATH=os.pathsep.join([entry, BARE_PATH])),
-        cwd=repo,
-        timeout=300,
+    done = run_hook_command(
+        repo / cwd,
+        PATH=os.pathsep.join([entry.format(repo=repo), BARE_PATH]),
+        CLAUDE_PROJECT_DIR=str(repo),
     )
     assert done.returncode == 0, done.stderr
     assert_not_run(tmp_path)
     assert done.stdout == b"", done.stdout  # the hook ran, under /usr/bin/python3, and tsm answered
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no /usr/bin/python3")
+def test_a_python3_in_the_home_folder_runs_a_session_there(tmp_path: Path) -> None:
+    """The home folder is not taken for a repository: a session in it still runs the hooks
+    with the user's own python3 (~/.local/bin, a pyenv shim) rather than none at all."""
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    wrapper = home / "bin" / "python3"
+    wrapper.write_text(f'#!/bin/sh\ntouch {tmp_path / "ran"}\nexec /usr/bin/python3 "$@"\n')
+    wrapper.chmod(0o755)
+    done = run_hook_command(
+        home, PATH=os.pathsep.join([str(home / "bin"), BARE_PATH]), HOME=str(home)
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ran").exists(), done.stderr
+
+
+def run_hook_command(cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
+    """hooks.json's SessionStart command through a shell in `cwd`, as Claude Code runs it."""
+    hooks = json.loads((HOOKS / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    command = hooks["SessionStart"][0]["hooks"][0]["command"]
+    return subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps(claude_input("SessionStart", cwd, source="startup")).encode(),
+        capture_output=True,
+        env=base_env(CLAUDE_PLUGIN_ROOT=str(PLUGIN), **env),
+        cwd=cwd,
+        timeout=300,
+    )
