@@ -371,3 +371,50 @@ def test_a_member_searches_through_a_role_that_may_only_read(tmp_path: Path, pg_
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(f"DROP OWNED BY {role}")
             conn.execute(f"DROP ROLE {role}")
+
+
+def test_a_reindex_rebuilds_only_its_own_workspace(tmp_path: Path, pg_url: str) -> None:
+    """Bob's `tsm reindex` rewrites his keyword rows and forgets his vectors only: Alice's
+    rows are not touched (same row versions), nor is a vector both their notes use."""
+    alice, bob = person(tmp_path, "alice", pg_url), person(tmp_path, "bob", pg_url)
+    note(alice.root, "notes/alice-only.md", "Alice plans the quarterly budget.")
+    note(alice.root, "notes/shared.md", "The team meets on Mondays.")
+    note(bob.root, "notes/bob-only.md", "Bob drives the release train.")
+    note(bob.root, "notes/shared.md", "The team meets on Mondays.")
+    alice.ok("index")
+    bob.ok("index")
+
+    def versions(owner: str) -> dict[str, set[str]]:
+        """The row versions (xmin) of `owner`'s keyword rows and of the vectors its chunks use."""
+        with psycopg.connect(pg_url) as conn:
+            workspace = f"(SELECT d.workspace FROM documents d WHERE d.owner = '{owner}' LIMIT 1)"
+            of_chunks = f"""FROM chunks c JOIN documents d ON d.id = c.document_id
+                            WHERE d.workspace = {workspace}"""
+            return {
+                "keywords": {
+                    str(r[0])
+                    for r in conn.execute(
+                        f"SELECT k.xmin FROM chunk_keywords k WHERE k.chunk_id IN "
+                        f"(SELECT c.id {of_chunks})"
+                    )
+                },
+                "vectors": {
+                    f"{r[0]}:{r[1]}"
+                    for r in conn.execute(
+                        f"SELECT e.embed_hash, e.xmin FROM embeddings e WHERE e.embed_hash IN "
+                        f"(SELECT c.embed_hash {of_chunks})"
+                    )
+                },
+            }
+
+    alice_before, bob_before = versions("alice"), versions("bob")
+    assert len(alice_before["vectors"]) == 2 and len(bob_before["vectors"]) == 2
+    report = bob.ok("reindex", "all")
+    assert report["fts_documents"] == 2, report
+    assert report["vectors_dropped"] == 1, report  # bob-only.md's; shared.md's is Alice's too
+    assert versions("alice") == alice_before
+    bob_after = versions("bob")
+    assert bob_after["keywords"].isdisjoint(bob_before["keywords"])  # rewritten
+    assert len(bob_after["vectors"]) == 2  # embedded again
+    assert bob.found("budget") == ["notes/alice-only.md"]
+    assert alice.found("release train") == ["notes/bob-only.md"]

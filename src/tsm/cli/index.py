@@ -52,7 +52,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         parents=[parent],
         help="rebuild keyword rows (fts), vectors, or both (all) from stored text",
         description="fts: re-tokenize stored chunks into the keyword index; "
-        "vectors: drop every vector and embed again; all: both. With the "
+        "vectors: drop every vector and embed again (in a team store, this "
+        "root's own only); all: both. With the "
         "daemon running this returns at once and runs in the background while "
         "searches go on; without it, it runs here.",
     )

@@ -78,6 +78,7 @@ def keyword_rows(
 
 
 def drop_vectors(conn: Connection) -> int:
-    """Forget every vector; the next embedding run (or the daemon's backfill) embeds again."""
+    """Forget the vectors (vectors.drop_all: in a team store, this workspace's own); the next
+    embedding run (or the daemon's backfill) embeds them again."""
     with Transaction(conn):
         return vectors.drop_all(conn)

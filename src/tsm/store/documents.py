@@ -294,7 +294,12 @@ def copy_document(conn: sqlite3.Connection, schema: str, path: str) -> bool:
 
 
 def document_ids(conn: Connection) -> list[int]:
-    return [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
+    """This workspace's document ids (`tsm reindex` rebuilds their keyword rows): in a team
+    store another root's rows are its own to rebuild, with its own tokenizer."""
+    mine, params = scope.own(conn)
+    return [
+        r[0] for r in conn.execute(f"SELECT id FROM documents WHERE {mine} ORDER BY id", params)
+    ]
 
 
 @dataclass(frozen=True)

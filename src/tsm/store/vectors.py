@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import chunks, documents
+from . import chunks, documents, scope
 from .connect import Connection
 from .engine import store_of
 from .meta import add_to_meta as add_to_meta
@@ -222,7 +222,23 @@ def prune_changes(conn: Connection, keep: int = CHANGE_LOG_KEEP) -> int:
 
 
 def drop_all(conn: Connection) -> int:
-    """Forget every vector of every model; returns how many there were."""
-    count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-    drop_model(conn, None)
-    return count
+    """Forget every vector of every model (`tsm reindex vectors`); returns how many. In a
+    team store only the vectors this workspace's chunks use and no other workspace's chunk
+    does: the rest are the team's, and embedding them again is not this root's call."""
+    if scope.scope_of(conn) is None:
+        count = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+        drop_model(conn, None)
+        return count
+    documents.exclude_writers(conn)  # a chunk not committed yet may use one of them
+    mine, params = scope.own(conn, "d")
+    used_by = "chunks c JOIN documents d ON d.id = c.document_id"
+    cur = conn.execute(
+        f"""DELETE FROM embeddings WHERE embed_hash IN (SELECT c.embed_hash FROM {used_by}
+                                                        WHERE {mine})
+            AND NOT EXISTS (SELECT 1 FROM {used_by}
+                            WHERE c.embed_hash = embeddings.embed_hash AND NOT ({mine}))""",
+        (*params, *params),
+    )
+    if cur.rowcount:
+        store_of(conn).vectors.after_delete(conn)
+    return cur.rowcount
