@@ -10,6 +10,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -152,11 +154,24 @@ def test_a_small_run_starts_no_worker(tmp_path: Path) -> None:
     assert _report(proc)["indexed"] == START_AFTER - 1
 
 
+@contextmanager
+def _sigint_as_at_a_terminal() -> Iterator[None]:
+    """A suite started in the background (`&` in a script, nohup) hands its children SIGINT
+    ignored, and Python keeps an ignored SIGINT ignored: the run started here must get
+    Ctrl-C as it would at a terminal."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_ctrl_c_leaves_a_consistent_index(tmp_path: Path) -> None:
     # Enough notes that the interrupt, sent once 40 are stored, finds most of the run still
     # ahead: a run of 406 could store them all in its first grouped commit (0.5 s).
     root = _vault(tmp_path / "vault", START_AFTER + 1000)
-    proc = _index(root, tmp_path / "state", 2)
+    with _sigint_as_at_a_terminal():
+        proc = _index(root, tmp_path / "state", 2)
     db = tmp_path / "state" / "tsm.db"
     deadline = time.monotonic() + scaled(120)
     stored = 0
@@ -172,7 +187,7 @@ def test_ctrl_c_leaves_a_consistent_index(tmp_path: Path) -> None:
     assert workers, "a run this big indexes with worker processes"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=scaled(60))
-    assert proc.returncode != 0
+    assert proc.returncode != 0, f"the run ignored its interrupt: {err[-500:]}"
     assert "Traceback" not in err
     for pid in workers:  # no worker outlives the run
         assert (
