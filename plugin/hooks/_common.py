@@ -101,6 +101,22 @@ def env_float(environ: Mapping[str, str], name: str, default: float) -> float:
         return default
 
 
+# Python's own settings that decide which code it loads (PYTHONPATH, PYTHONHOME,
+# PYTHONUSERBASE, PYTHONSTARTUP, PYTHONWARNINGS' categories, …) come from the session's
+# environment, which a repository's direnv file may have pointed into the repository; tsm
+# runs from its own install and needs none of them. The output encoding the user chose stays.
+KEPT_PYTHON_SETTINGS = ("PYTHONIOENCODING", "PYTHONUTF8")
+
+
+def without_python_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without the PYTHON* variables, but for KEPT_PYTHON_SETTINGS."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not name.startswith("PYTHON") or name in KEPT_PYTHON_SETTINGS
+    }
+
+
 def run_tsm(
     args: Sequence[str],
     *,
@@ -125,7 +141,7 @@ def run_tsm(
         command = [*_find_tsm.tsm_command(environ, roots), *args]
     except _find_tsm.NotFound as exc:
         raise HookFailure(str(exc)) from None
-    child_env = dict(environ)
+    child_env = without_python_settings(environ)
     explicit = environ.get("TSM_INDEX_ROOT")
     if explicit and not os.path.isabs(_locate.expand_home(explicit, environ)):
         child_env["TSM_INDEX_ROOT"] = "."

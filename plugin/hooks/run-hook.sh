@@ -3,7 +3,8 @@
 # folder, often a cloned repository: a relative entry (`.`, an empty one such as a trailing
 # `:`, `node_modules/.bin`) or an absolute one inside that folder (direnv's `PATH_add`, an
 # activated `.venv`) names a folder of the repository, whose own `python3` must never run.
-# The home folder and `/` are never taken for a repository, or nothing would be left.
+# The home folder and `/` are never taken for a repository, or nothing would be left. `-E`:
+# PYTHONPATH and the other PYTHON* settings may point into that repository too.
 # Started as `/bin/sh run-hook.sh NAME` (hooks.json), so nothing here is looked up on PATH.
 set -f
 
@@ -36,7 +37,7 @@ for dir in $PATH; do
     if [ -f "$dir/python3" ] && [ -x "$dir/python3" ]; then
         real=$(physical "$dir") || continue
         in_session "$real" && continue
-        exec "$dir/python3" "${0%/*}/$1.py"
+        exec "$dir/python3" -E "${0%/*}/$1.py"
     fi
 done
 echo "tsm plugin: no python3 in an absolute PATH entry outside the session's folder to run the $1 hook" >&2

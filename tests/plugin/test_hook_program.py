@@ -219,14 +219,56 @@ def test_a_python3_in_the_home_folder_runs_a_session_there(tmp_path: Path) -> No
     assert (tmp_path / "ran").exists(), done.stderr
 
 
-def run_hook_command(cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
-    """hooks.json's SessionStart command through a shell in `cwd`, as Claude Code runs it."""
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no /usr/bin/python3")
+@pytest.mark.parametrize("event", ["SessionStart", "PostToolUse"])
+def test_a_pythonpath_into_the_repository_runs_none_of_its_code(
+    repo: Path, tmp_path: Path, event: str
+) -> None:
+    """direnv's `export PYTHONPATH=$PWD/src` points Python at the repository: neither the
+    hook nor the tsm it runs imports from there. Every Python that finds a sitecustomize.py
+    on its path imports it at start-up, so the planted one marks any that did."""
+    src = repo / "src"
+    src.mkdir()
+    for module in ("sitecustomize.py", "json.py"):
+        (src / module).write_text(f"open({str(tmp_path / 'mark')!r}, 'a').write('{module}')\n")
+    done = run_hook_command(
+        repo,
+        event,
+        PATH=BARE_PATH,
+        PYTHONPATH=str(src),
+        CLAUDE_PROJECT_DIR=str(repo),
+        TSM_HOOK_TIMEOUT="120",
+        TSM_EMBEDDER="none",
+    )
+    assert done.returncode == 0, done.stderr
+    assert_not_run(tmp_path)
+    assert done.stdout == b"" and log_lines(repo.parent / ".tsm") == []  # tsm answered
+    if event == "PostToolUse":  # and indexed the note the tool wrote
+        listed = subprocess.run(
+            [str(TSM), "list", "-f", "json"],
+            cwd=repo.parent,
+            env=base_env(TSM_EMBEDDER="none"),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert "repo/README.md" in listed.stdout, listed.stderr
+
+
+def run_hook_command(
+    cwd: Path, event: str = "SessionStart", **env: str
+) -> subprocess.CompletedProcess[bytes]:
+    """hooks.json's command for `event` through a shell in `cwd`, as Claude Code runs it."""
     hooks = json.loads((HOOKS / "hooks.json").read_text(encoding="utf-8"))["hooks"]
-    command = hooks["SessionStart"][0]["hooks"][0]["command"]
+    command = hooks[event][0]["hooks"][0]["command"]
+    fields = {
+        "SessionStart": {"source": "startup"},
+        "PostToolUse": {"tool_name": "Write", "tool_input": {"file_path": "README.md"}},
+    }
     return subprocess.run(
         command,
         shell=True,
-        input=json.dumps(claude_input("SessionStart", cwd, source="startup")).encode(),
+        input=json.dumps(claude_input(event, cwd, **fields[event])).encode(),
         capture_output=True,
         env=base_env(CLAUDE_PLUGIN_ROOT=str(PLUGIN), **env),
         cwd=cwd,
