@@ -23,6 +23,14 @@ def test_cli_entry_point_imports_no_heavy_library() -> None:
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
 
 
+def test_cli_entry_point_loads_neither_the_server_store_nor_the_prompt_hooks_core() -> None:
+    """Every command pays for what the parser imports: the PostgreSQL store's modules are a
+    SQLite user's cost only on a failure, and `tsm context`'s core only when it runs."""
+    modules = loaded_after("import tsm.cli.main; tsm.cli.main.build_parser()")
+    assert "tsm.store.postgres" not in modules
+    assert "tsm.core.context" not in modules
+
+
 def test_search_query_parsing_imports_no_heavy_library() -> None:
     modules = loaded_after("import tsm.search.query, tsm.render.json_format, tsm.config")
     assert not {m for m in modules if m.split(".")[0] in HEAVY}

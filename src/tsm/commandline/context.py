@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.context import ContextRequest, Policy
-from ..core.request import clock
 from ..errors import UserError
+
+if TYPE_CHECKING:
+    from ..core.context import ContextRequest
 
 # The hook input is a prompt and a few paths; anything far larger is not Claude Code's.
 MAX_INPUT_BYTES = 8 * 1024 * 1024
@@ -42,6 +43,10 @@ def context_request(
     args: argparse.Namespace, stdin: bytes | None, environ: Mapping[str, str]
 ) -> ContextRequest:
     """The request of a parsed `tsm context` command line; `stdin`: the bytes it was given."""
+    # Here, not at the top: every command's parser registers `context`, and only it needs this.
+    from ..core.context import ContextRequest, Policy
+    from ..core.request import clock
+
     policy, now = Policy.from_environ(environ), clock(environ)
     if args.prompt is not None:
         return ContextRequest(args.prompt, policy, now)

@@ -14,7 +14,6 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import IndexCorrupt, StorageFailure, TsmError
-from .postgres.connection import is_server_error
 
 REBUILD_HINT = (
     "run `tsm rebuild --apply`: it rebuilds the index from your files beside the "
@@ -34,7 +33,7 @@ def translate(exc: BaseException, db_path: Path | str | None = None) -> TsmError
     a bug). `db_path` names the index: `settings.store_key`."""
     if isinstance(exc, sqlite3.Error):
         return sqlite_error(exc, db_path)
-    if is_server_error(exc):
+    if _is_server_error(exc):
         return postgres_error(exc, db_path)
     if isinstance(exc, OSError) and exc.errno is not None:
         return os_error(exc)
@@ -248,7 +247,15 @@ def retryable(exc: BaseException) -> bool:
     """Whether `exc` is a PostgreSQL transaction that lost a race with another writer (a
     deadlock, a serialization failure, a unique key two writers inserted at once): the
     transaction was rolled back, and running it again is the cure."""
-    return is_server_error(exc) and getattr(exc, "sqlstate", None) in PG_RETRYABLE
+    return _is_server_error(exc) and getattr(exc, "sqlstate", None) in PG_RETRYABLE
+
+
+def _is_server_error(exc: BaseException) -> bool:
+    # Imported here, on a failure: the PostgreSQL store's modules are no cost of a command
+    # that uses SQLite.
+    from .postgres.connection import is_server_error
+
+    return is_server_error(exc)
 
 
 def postgres_error(exc: BaseException, store: Path | str | None = None) -> TsmError:
