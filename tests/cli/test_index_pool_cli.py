@@ -44,6 +44,19 @@ def _vault(root: Path, notes: int) -> Path:
     return root
 
 
+@contextmanager
+def _sigint_as_at_a_terminal() -> Iterator[None]:
+    """A suite started in the background (`&` in a script, nohup) hands its children SIGINT
+    ignored, and Python keeps an ignored SIGINT ignored: a run started here gets it as at a
+    terminal, so that Ctrl-C reaches it and only its pool's workers ignore SIGINT (what
+    _workers_of tells them by from a child of subprocess that has not exec'd yet)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _index(root: Path, state: Path, workers: int, *args: str) -> subprocess.Popen[str]:
     env = {
         **os.environ,
@@ -52,14 +65,15 @@ def _index(root: Path, state: Path, workers: int, *args: str) -> subprocess.Pope
         "TSM_INDEX_WORKERS": str(workers),
         "TSM_MAX_FILE_MB": "1",
     }
-    return subprocess.Popen(
-        [sys.executable, "-m", "tsm", "index", "--no-embed", "-f", "json", *args],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    with _sigint_as_at_a_terminal():
+        return subprocess.Popen(
+            [sys.executable, "-m", "tsm", "index", "--no-embed", "-f", "json", *args],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
 
 def _watched(proc: subprocess.Popen[str], *, forked: bool | None = None) -> set[int]:
@@ -154,24 +168,11 @@ def test_a_small_run_starts_no_worker(tmp_path: Path) -> None:
     assert _report(proc)["indexed"] == START_AFTER - 1
 
 
-@contextmanager
-def _sigint_as_at_a_terminal() -> Iterator[None]:
-    """A suite started in the background (`&` in a script, nohup) hands its children SIGINT
-    ignored, and Python keeps an ignored SIGINT ignored: the run started here must get
-    Ctrl-C as it would at a terminal."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def test_ctrl_c_leaves_a_consistent_index(tmp_path: Path) -> None:
     # Enough notes that the interrupt, sent once 40 are stored, finds most of the run still
     # ahead: a run of 406 could store them all in its first grouped commit (0.5 s).
     root = _vault(tmp_path / "vault", START_AFTER + 1000)
-    with _sigint_as_at_a_terminal():
-        proc = _index(root, tmp_path / "state", 2)
+    proc = _index(root, tmp_path / "state", 2)
     db = tmp_path / "state" / "tsm.db"
     deadline = time.monotonic() + scaled(120)
     stored = 0
