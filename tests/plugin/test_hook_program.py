@@ -162,16 +162,7 @@ def test_a_relative_index_root_is_the_one_the_hook_vetted(repo: Path, tmp_path: 
     (`..` from the repository: the trusted notes folder) must name the same root there."""
     done = run("post_tool_use", repo, PATH=BARE_PATH, TSM_INDEX_ROOT="..")
     assert done.stdout == b"" and log_lines(repo.parent / ".tsm") == []
-    listed = subprocess.run(
-        [str(TSM), "list", "-f", "json"],
-        cwd=repo.parent,
-        env=base_env(TSM_EMBEDDER="none"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert listed.returncode == 0, listed.stderr
-    assert "repo/README.md" in listed.stdout
+    assert "repo/README.md" in listed_in_notes(repo)
     assert not (tmp_path / ".tsm").exists()  # `..` from the notes folder: never indexed
 
 
@@ -244,15 +235,21 @@ def test_a_pythonpath_into_the_repository_runs_none_of_its_code(
     assert_not_run(tmp_path)
     assert done.stdout == b"" and log_lines(repo.parent / ".tsm") == []  # tsm answered
     if event == "PostToolUse":  # and indexed the note the tool wrote
-        listed = subprocess.run(
-            [str(TSM), "list", "-f", "json"],
-            cwd=repo.parent,
-            env=base_env(TSM_EMBEDDER="none"),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert "repo/README.md" in listed.stdout, listed.stderr
+        assert "repo/README.md" in listed_in_notes(repo)
+
+
+def listed_in_notes(repo: Path) -> str:
+    """`tsm list` of the trusted notes folder the repository is cloned in (its JSON)."""
+    listed = subprocess.run(
+        [str(TSM), "list", "-f", "json"],
+        cwd=repo.parent,
+        env=base_env(TSM_EMBEDDER="none"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout
 
 
 def run_hook_command(
