@@ -28,10 +28,11 @@ row's token count; avgdl the mean token count; idf_i = log((N - n_i + 0.5) / (n_
 1e-6 when not positive, with n_i the rows that hold phrase i. Ties break as FTS5's do: by
 chunk id within a rank, by document id between documents.
 
-One statement ranks (`RANKED`): per phrase, a LATERAL index range of its postings and a count
-of that range (n_i), summed per chunk in phrase order, N and avgdl from `keyword_totals`.
-Its text never changes; the terms, weights and the phrases' matches are bound parameters, so
-the server plans it once per connection (psycopg prepares it after a few runs, and its
+One statement ranks (`_ranked_statement`): per phrase, a LATERAL index range of its postings
+and a count of that range (n_i), summed per chunk in phrase order, N and avgdl from
+`keyword_totals`. Its text is one of two (with or without phrases of several terms) and
+never changes otherwise; the terms, weights and the phrases' matches are bound parameters,
+so the server plans each once per connection (psycopg prepares it after a few runs, and its
 generic plan is the same index ranges). A phrase of several terms is matched in the same
 statement: the chunks that hold all its terms (their postings), whose stored terms then show
 them adjacent and in order (a regular expression), so a search's keyword reads are one round
@@ -439,17 +440,37 @@ def _column_count(column: int) -> str:
     )
 
 
-# Every matching chunk as (chunk_id, document_id, rank), FTS5's bm25() rank. Parameters: those of
-# _PHRASES (the phrases in order, repeats included), then the four column weights. n_i is a
-# one-term phrase's index range counted, or a longer phrase's holders counted.
-RANKED = f"""
+def _ranked_statement(longer_phrases: bool) -> str:
+    """Every matching chunk as (chunk_id, document_id, rank), FTS5's bm25() rank. Parameters:
+    those of _PHRASES (the phrases in order, repeats included), then the four column weights.
+    n_i is a one-term phrase's index range counted, or a longer phrase's holders counted.
+
+    Without `longer_phrases` the statement ranks only one-term phrases: most queries have no
+    other, and the phrase matching left out is half of what planning the statement costs.
+    The rows it hits pass through a subquery the planner keeps (OFFSET 0), so each row's
+    weighted count is computed once, not again inside the sum where it is used twice."""
+    holders = f"{_HOLDERS}, " if longer_phrases else ""
+    count = "(SELECT count(*) FROM keyword_postings c WHERE c.lexeme = ph.lex[1])"
+    if longer_phrases:
+        count = f"""CASE WHEN cardinality(ph.lex) = 1
+                   THEN {count}
+                   ELSE (SELECT count(*) FROM holders h WHERE h.slot = ph.slot) END"""
+    longer_hits = (
+        f"""
+        UNION ALL
+        SELECT h.slot, phrase.idf, h.chunk_id, h.document_id, h.tokens,
+               {_column_count(1)} * weight.w0 + {_column_count(2)} * weight.w1
+               + {_column_count(3)} * weight.w2 + {_column_count(4)} * weight.w3 AS f
+        FROM holders h JOIN phrase ON phrase.slot = h.slot CROSS JOIN weight"""
+        if longer_phrases
+        else "\n        OFFSET 0"
+    )
+    return f"""
     WITH total AS (
         SELECT sum(rows)::float8 AS n, sum(tokens)::float8 / sum(rows)::float8 AS avgdl
         FROM keyword_totals
-    ), {_PHRASES}, {_HOLDERS}, counted AS MATERIALIZED (
-        SELECT ph.slot, ph.lex, (CASE WHEN cardinality(ph.lex) = 1
-                   THEN (SELECT count(*) FROM keyword_postings c WHERE c.lexeme = ph.lex[1])
-                   ELSE (SELECT count(*) FROM holders h WHERE h.slot = ph.slot) END)::float8 AS n
+    ), {_PHRASES}, {holders}counted AS MATERIALIZED (
+        SELECT ph.slot, ph.lex, ({count})::float8 AS n
         FROM phrases ph
     ), phrase AS (
         SELECT q.slot, q.lex,
@@ -467,12 +488,7 @@ RANKED = f"""
         CROSS JOIN LATERAL (
             SELECT p.chunk_id, p.document_id, p.tokens, p.c0, p.c1, p.c2, p.c3
             FROM keyword_postings p WHERE p.lexeme = phrase.lex[1]) p
-        WHERE cardinality(phrase.lex) = 1
-        UNION ALL
-        SELECT h.slot, phrase.idf, h.chunk_id, h.document_id, h.tokens,
-               {_column_count(1)} * weight.w0 + {_column_count(2)} * weight.w1
-               + {_column_count(3)} * weight.w2 + {_column_count(4)} * weight.w3 AS f
-        FROM holders h JOIN phrase ON phrase.slot = h.slot CROSS JOIN weight
+        WHERE cardinality(phrase.lex) = 1{longer_hits}
     )
     SELECT hit.chunk_id, hit.document_id,
            {_f8(-1.0)} * sum(
@@ -483,21 +499,27 @@ RANKED = f"""
     FROM hit CROSS JOIN total GROUP BY hit.chunk_id, hit.document_id"""
 
 
-def _ranked(query: Query, weights: Sequence[float]) -> list[object] | None:
-    """The parameters of RANKED for a query; None when it has no phrase."""
+RANKED = _ranked_statement(longer_phrases=True)
+RANKED_ONE_TERM = _ranked_statement(longer_phrases=False)
+
+
+def _ranked(query: Query, weights: Sequence[float]) -> tuple[str, list[object]] | None:
+    """The ranking statement for a query and its parameters; None when it has no phrase."""
     if not query.phrases:
         return None
-    return [*_phrase_params([query]), *map(float, weights)]
+    sql = RANKED if query.multi else RANKED_ONE_TERM
+    return sql, [*_phrase_params([query]), *map(float, weights)]
 
 
 def best_chunks(
     conn: Any, expression: str, weights: Sequence[float], limit: int
 ) -> list[tuple[int, int, float]]:
-    params = _ranked(Query.parse(expression), weights)
-    if params is None:
+    ranked = _ranked(Query.parse(expression), weights)
+    if ranked is None:
         return []
+    sql, params = ranked
     rows = conn.execute(
-        f"""SELECT chunk_id, document_id, rank FROM ({RANKED} ORDER BY rank, chunk_id LIMIT ?) r
+        f"""SELECT chunk_id, document_id, rank FROM ({sql} ORDER BY rank, chunk_id LIMIT ?) r
             ORDER BY rank, document_id, chunk_id""",
         (*params, limit),
     )
@@ -511,11 +533,12 @@ def best_chunks_and_matches(
     statement: the ranking has every match in hand, so the count that follows a full
     ranking costs neither a round trip nor a second pass over the phrases. The ids come as
     one array, in a last row of their own."""
-    params = _ranked(Query.parse(expression), weights)
-    if params is None:
+    ranked = _ranked(Query.parse(expression), weights)
+    if ranked is None:
         return [], lambda: []
+    sql, params = ranked
     rows = conn.execute(
-        f"""WITH r AS MATERIALIZED ({RANKED})
+        f"""WITH r AS MATERIALIZED ({sql})
             SELECT b.chunk_id, b.document_id, b.rank, NULL::bigint[] FROM (
                 SELECT chunk_id, document_id, rank FROM r ORDER BY rank, chunk_id LIMIT ?) b
             UNION ALL SELECT NULL, NULL, NULL, (SELECT array_agg(chunk_id) FROM r)
@@ -535,11 +558,12 @@ def best_chunk_per_document(
     params: Sequence[object],
     limit: int,
 ) -> list[tuple[int, int, float]]:
-    ranked_params = _ranked(Query.parse(expression), weights)
-    if ranked_params is None:
+    ranked = _ranked(Query.parse(expression), weights)
+    if ranked is None:
         return []
+    sql, ranked_params = ranked
     rows = conn.execute(
-        f"""WITH r AS ({RANKED})
+        f"""WITH r AS ({sql})
             SELECT chunk_id, document_id, rank FROM (
                 SELECT DISTINCT ON (c.document_id) r.chunk_id, c.document_id, r.rank
                 FROM r JOIN chunks c ON c.id = r.chunk_id
