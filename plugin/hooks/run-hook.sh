@@ -7,14 +7,23 @@
 # PYTHONPATH and the other PYTHON* settings may point into that repository too.
 # Started as `/bin/sh run-hook.sh NAME` (hooks.json), so nothing here is looked up on PATH.
 set -f
+unset CDPATH  # a relative `cd` must not wander off, nor print where it went
 
-physical() { (cd -- "$1" 2>/dev/null && pwd -P); }
+# The folder's physical path in $real, found by entering it: no subshell to fork on every
+# prompt. The shell comes back to where it started, so the hook runs where Claude Code put it.
+start=$PWD
+physical() {
+    real=
+    cd -P -- "$1" 2>/dev/null || return 1
+    real=$PWD
+    cd -- "$start" 2>/dev/null || cd -P -- "$start" || exit 0
+}
 
-session=$(pwd -P 2>/dev/null)
+physical . && session=$real
 project=
-[ -n "${CLAUDE_PROJECT_DIR:-}" ] && project=$(physical "$CLAUDE_PROJECT_DIR")
+[ -n "${CLAUDE_PROJECT_DIR:-}" ] && physical "$CLAUDE_PROJECT_DIR" && project=$real
 home=
-[ -n "${HOME:-}" ] && home=$(physical "$HOME")
+[ -n "${HOME:-}" ] && physical "$HOME" && home=$real
 
 in_session() {
     for top in "$session" "$project"; do
@@ -35,7 +44,7 @@ for dir in $PATH; do
         *) continue ;;
     esac
     if [ -f "$dir/python3" ] && [ -x "$dir/python3" ]; then
-        real=$(physical "$dir") || continue
+        physical "$dir" || continue
         in_session "$real" && continue
         exec "$dir/python3" -E "${0%/*}/$1.py"
     fi

@@ -211,6 +211,33 @@ def test_a_python3_in_the_home_folder_runs_a_session_there(tmp_path: Path) -> No
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no /usr/bin/python3")
+def test_the_hook_runs_in_the_session_folder_it_was_started_in(repo: Path, tmp_path: Path) -> None:
+    """The launcher enters the project, home and PATH folders to learn their physical paths;
+    the hook's python3 still starts where Claude Code started the hook (reached here through
+    a symbolic link), and a CDPATH neither moves it nor prints anything."""
+    home, elsewhere, tools = tmp_path / "home", tmp_path / "cdpath", tmp_path / "tools"
+    (elsewhere / "notes").mkdir(parents=True)
+    home.mkdir()
+    tools.mkdir()
+    wrapper = tools / "python3"
+    wrapper.write_text(f'#!/bin/sh\npwd -P > {tmp_path / "ran-in"}\nexec /usr/bin/python3 "$@"\n')
+    wrapper.chmod(0o755)
+    link = tmp_path / "linked-repo"
+    link.symlink_to(repo)
+    done = run_hook_command(
+        link,
+        "PostToolUse",
+        PATH=os.pathsep.join([str(tools), BARE_PATH]),
+        HOME=str(home),
+        CLAUDE_PROJECT_DIR="notes",  # relative: CDPATH would take it to <tmp>/cdpath/notes
+        CDPATH=str(elsewhere),
+    )
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    assert (tmp_path / "ran-in").read_text().strip() == str(repo.resolve())
+    assert "repo/README.md" in listed_in_notes(repo)
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3"), reason="no /usr/bin/python3")
 @pytest.mark.parametrize("event", ["SessionStart", "PostToolUse"])
 def test_a_pythonpath_into_the_repository_runs_none_of_its_code(
     repo: Path, tmp_path: Path, event: str
