@@ -10,8 +10,8 @@ again (the same paths), so that the search checks its results' files as it does 
 production; the workspace id is read back from the store, so they count as this root's.
 
     python bench/pg_team_server.py --chunks 10000 --clients 1 --seconds 5 --warmup 1 \
-        --pg-url postgresql://tsm@127.0.0.1:PORT/tsm --keep
-    python bench/pg_search_profile.py --store-url postgresql://tsm@127.0.0.1:PORT/bench_team_PID
+        --pg-url "$(scripts/postgres url DIR)" --keep
+    python bench/pg_search_profile.py --store-url "postgresql://tsm@/bench_team_PID?host=DIR&port=PORT"
     python bench/pg_search_profile.py --sqlite          # index the corpus into SQLite first
 """
 

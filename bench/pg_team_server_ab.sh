@@ -6,7 +6,7 @@
 #   bash bench/pg_team_server_ab.sh A_DIR B_DIR ROUNDS WORKDIR OUT_PREFIX [ARGS…]
 #   bash bench/pg_team_server_ab.sh ../base-pgperf . 2 /tmp/team-10k \
 #       bench/results/pg_team_server-10k-1client-ab --chunks 10000 --clients 1 \
-#       --seconds 20 --warmup 3 --pg-url postgresql://tsm@127.0.0.1:PORT/tsm
+#       --seconds 20 --warmup 3 --pg-url "$(scripts/postgres url DIR)"
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 a=$(cd "$1" && pwd) b=$(cd "$2" && pwd) rounds=$3 workdir=$4 out=$5

@@ -15,7 +15,7 @@ multilingual-e5-small document vectors of bench/retrieval.py (bench/.cache/vecto
 normalised; queries are the cache's 4,676 real query vectors.
 
     scripts/postgres start /tmp/pgbench --no-fsync
-    python bench/pg_vectors.py --url postgresql://tsm@127.0.0.1:PORT/tsm \\
+    python bench/pg_vectors.py --url "$(scripts/postgres url /tmp/pgbench)" \\
         --sizes 10000,100000,1000000 --out bench/results/pg_vectors.md
 """
 

@@ -9,10 +9,12 @@ lives in DIR/data; the server listens on 127.0.0.1 on a free port and on a unix 
 DIR, logs to DIR/server.log, and has a database `tsm` with the vector extension
 (as has every database created later: it is in template1).
 
-Roles: `tsm`, the superuser, connects without a password (trust, from 127.0.0.1 and the
-socket in DIR, which only its owner can open); `tsm_password` must give its password
-(scram-sha-256), kept in DIR/password, so a wrong password can be tried. Every other role
-must give a password too. The server is for one machine: anyone on it may connect as `tsm`.
+Roles: `tsm`, the superuser, connects without a password through the socket in DIR only:
+DIR is kept at mode 0700, so no other user of the machine can reach it (a superuser can run
+programs as the server's user: on 127.0.0.1, which every local user reaches, it would hand
+them that). `start` and `url` print such a socket URL. Over 127.0.0.1 every role must give
+its password (scram-sha-256); `tsm_password` has one, kept in DIR/password (`url
+--password` prints its URL), so a wrong password can be tried.
 
 PostgreSQL refuses to run as root; run as root (containers, CI), the server runs as the
 system user `tsm-postgres`, created if missing (as pgserver does), which owns DIR.
@@ -36,6 +38,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 SUPERUSER = "tsm"
 PASSWORD_ROLE = "tsm_password"
@@ -78,10 +81,13 @@ class Cluster:
             raise Failure(f"no server was started in {self.dir}", 1) from None
 
     def url(self, *, password: bool = False) -> str:
+        """The superuser's URL through the socket in DIR; with `password`, the URL over
+        127.0.0.1 of the role that must give its password."""
         if password:
             secret = (self.dir / "password").read_text().strip()
             return f"postgresql://{PASSWORD_ROLE}:{secret}@{HOST}:{self.port()}/{DATABASE}"
-        return f"postgresql://{SUPERUSER}@{HOST}:{self.port()}/{DATABASE}"
+        socket_dir = quote(str(self.dir), safe="/")
+        return f"postgresql://{SUPERUSER}@/{DATABASE}?host={socket_dir}&port={self.port()}"
 
 
 def main(argv: list[str]) -> int:
@@ -276,11 +282,17 @@ def start(cluster: Cluster, *, fsync: bool) -> None:
     if cluster.user is not None:
         os.chown(cluster.dir, cluster.user.pw_uid, cluster.user.pw_gid)
         check_reachable(cluster)
-    if running(cluster):
-        return
+    try:
+        cluster.dir.chmod(0o700)  # the socket's only guard: see the module's docstring
+    except OSError as exc:
+        raise Failure(f"cannot make {cluster.dir} private (chmod 700): {exc.strerror}", 1) from None
     fresh = not (cluster.data / "PG_VERSION").is_file()
     if fresh:
         init(cluster, fsync=fsync)
+    elif write_hba(cluster) and running(cluster):  # a cluster made by an older script
+        run(cluster, "pg_ctl", "reload", "-D", str(cluster.data))
+    if running(cluster):
+        return
     for attempt in range(5):  # the free port may be taken before the server binds it
         port = pick_port(cluster)
         (cluster.dir / "port").write_text(f"{port}\n")
@@ -349,17 +361,32 @@ def init(cluster: Cluster, *, fsync: bool) -> None:
         "--auth-host=scram-sha-256",
         "--no-instructions",
     )
-    (cluster.data / "pg_hba.conf").write_text(
-        "# written by scripts/postgres: first match wins\n"
-        "local all all                    trust\n"
-        f"host  all {SUPERUSER:<12} {HOST}/32 trust\n"
-        f"host  all all          {HOST}/32 scram-sha-256\n"
-    )
+    write_hba(cluster)
     settings = "\ninclude_if_exists = 'tsm.conf'\n"
     if not fsync:  # tests and benches: a crash of the machine may lose the cluster
         settings += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
     with open(cluster.data / "postgresql.conf", "a") as conf:
         conf.write(settings)
+
+
+# First match wins. The socket is in DIR (mode 0700): only its owner reaches it.
+HBA = (
+    "# written by scripts/postgres: first match wins\n"
+    "local all all                    trust\n"
+    f"host  all all          {HOST}/32 scram-sha-256\n"
+)
+
+
+def write_hba(cluster: Cluster) -> bool:
+    """Write pg_hba.conf if it is not HBA already; whether it was rewritten."""
+    path = cluster.data / "pg_hba.conf"
+    try:
+        if path.read_text() == HBA:
+            return False
+    except OSError:
+        pass
+    write(cluster, path, HBA)
+    return True
 
 
 def set_up(cluster: Cluster) -> None:

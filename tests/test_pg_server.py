@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pg
 import psycopg
@@ -23,8 +24,8 @@ ROOT = os.geteuid() == 0
 
 
 def test_the_server_is_postgresql_with_pgvector(pg_server: pg.PgServer) -> None:
-    port = pg_server.url.split(":")[2].split("/")[0]
-    assert pg_server.url == f"postgresql://tsm@127.0.0.1:{port}/tsm"
+    port = (pg_server.dir / "port").read_text().strip()
+    assert pg_server.url == f"postgresql://tsm@/tsm?host={pg_server.dir}&port={port}"
     with psycopg.connect(pg_server.url) as conn:
         version = conn.execute("SHOW server_version_num").fetchone()
         vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
@@ -32,12 +33,25 @@ def test_the_server_is_postgresql_with_pgvector(pg_server: pg.PgServer) -> None:
         distance = conn.execute("SELECT '[1,2,3]'::vector <-> '[1,2,5]'::vector").fetchone()
     assert version is not None and int(version[0]) >= 160000
     assert distance == (2.0,)
-    # and on the unix socket in DIR, not only on 127.0.0.1
+    # on the unix socket in DIR, which only DIR's owner may enter
     assert (pg_server.dir / f".s.PGSQL.{port}").is_socket()
+    assert pg_server.dir.stat().st_mode & 0o777 == 0o700
+
+
+def test_the_superuser_is_refused_on_the_address_every_local_user_reaches(
+    pg_server: pg.PgServer,
+) -> None:
+    """Any user of the machine can open 127.0.0.1: there the superuser, who can run
+    programs as the server's user, must give a password, and has none."""
+    port = (pg_server.dir / "port").read_text().strip()
+    with pytest.raises(psycopg.OperationalError, match="no password supplied"):
+        psycopg.connect(f"postgresql://tsm@127.0.0.1:{port}/tsm", connect_timeout=10)
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(f"postgresql://tsm:tsm@127.0.0.1:{port}/tsm", connect_timeout=10)
 
 
 def test_a_test_gets_an_empty_database_of_its_own(pg_url: str, pg_server: pg.PgServer) -> None:
-    name = pg_url.rsplit("/", 1)[1]
+    name = urlsplit(pg_url).path.lstrip("/")
     assert name.startswith("t_") and pg_url == pg_server.database_url(name)
     with psycopg.connect(pg_url) as conn:
         tables = conn.execute(
@@ -52,7 +66,7 @@ def test_a_test_gets_an_empty_database_of_its_own(pg_url: str, pg_server: pg.PgS
 def test_the_database_is_dropped_after_the_test(pg_server: pg.PgServer) -> None:
     """Even while a process (a test's daemon) is still connected to it."""
     with pg.fresh_database(pg_server) as url:
-        name = url.rsplit("/", 1)[1]
+        name = urlsplit(url).path.lstrip("/")
         assert pg.database_exists(pg_server, name)
         lingering = psycopg.connect(url)
     assert not pg.database_exists(pg_server, name)
@@ -98,7 +112,8 @@ def test_the_script_starts_stops_and_restarts_a_server(server_dir: Path) -> None
     started = run_script("start", str(server_dir / "pg"))
     assert started.returncode == 0, started.stderr
     url = started.stdout.strip()
-    assert url.startswith("postgresql://tsm@127.0.0.1:") and url.endswith("/tsm")
+    port = (server_dir / "pg" / "port").read_text().strip()
+    assert url == f"postgresql://tsm@/tsm?host={server_dir / 'pg'}&port={port}"
     assert run_script("start", str(server_dir / "pg")).stdout.strip() == url  # already up
     assert run_script("url", str(server_dir / "pg")).stdout.strip() == url
     with psycopg.connect(url) as conn:
@@ -119,6 +134,42 @@ def test_the_script_starts_stops_and_restarts_a_server(server_dir: Path) -> None
     assert again.returncode == 0, again.stderr
     with psycopg.connect(again.stdout.strip()) as conn:
         assert conn.execute("SELECT n FROM kept").fetchone() == (42,)
+
+
+def test_a_server_an_older_script_opened_to_local_users_is_closed_at_start(
+    server_dir: Path,
+) -> None:
+    """Clusters made before let the superuser in on 127.0.0.1 without a password, and a DIR
+    may be left open: `start` of a running server puts both right."""
+    pg_dir = server_dir / "pg"
+    url = run_script("start", str(pg_dir)).stdout.strip()
+    port = (pg_dir / "port").read_text().strip()
+    hba = pg_dir / "data" / "pg_hba.conf"
+    hba.write_text("local all all trust\nhost all tsm 127.0.0.1/32 trust\n")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_reload_conf()")
+    pg_dir.chmod(0o755)
+    tcp = f"postgresql://tsm@127.0.0.1:{port}/tsm"
+    deadline = time.monotonic() + 30
+    while _fails_to_connect(tcp):  # the reload is asynchronous
+        assert time.monotonic() < deadline, "the old rules were never loaded"
+        time.sleep(0.2)
+
+    again = run_script("start", str(pg_dir))
+    assert again.returncode == 0 and again.stdout.strip() == url, again.stderr
+    assert pg_dir.stat().st_mode & 0o777 == 0o700
+    deadline = time.monotonic() + 30
+    while not _fails_to_connect(tcp):
+        assert time.monotonic() < deadline, "the superuser still gets in on 127.0.0.1"
+        time.sleep(0.2)
+
+
+def _fails_to_connect(url: str) -> bool:
+    try:
+        psycopg.connect(url, connect_timeout=10).close()
+    except psycopg.OperationalError:
+        return True
+    return False
 
 
 @pytest.mark.parametrize(
@@ -237,7 +288,7 @@ def test_a_change_to_a_shared_database_is_seen_and_undone(pg_server: pg.PgServer
         with psycopg.connect(sample_url) as conn:
             conn.execute("CREATE TABLE notes (path text PRIMARY KEY, e vector(2))")
             conn.execute("INSERT INTO notes VALUES ('a.md', '[1,0]'), ('b.md', '[0,1]')")
-        stores = pg.Stores(pg_server, sample=sample_url.rsplit("/", 1)[1])
+        stores = pg.Stores(pg_server, sample=urlsplit(sample_url).path.lstrip("/"))
         with stores.sample_copy() as env:
             before = stores.fingerprint(env)
             assert set(before) == {"notes"}

@@ -36,11 +36,11 @@ SAMPLE_ON_SQLITE = "compares the SQLite sample index with a PostgreSQL copy of i
 
 
 def with_password(url: str, password: str) -> str:
-    """`url` with a password for its user (`tsm` is trusted: the server ignores it)."""
+    """`url` with a password for its user (`tsm` on the socket is trusted: the server
+    ignores it). The host part stays as it was: empty for the socket's URL."""
     parts = urlsplit(url)
-    return urlunsplit(
-        parts._replace(netloc=f"{parts.username}:{password}@{parts.hostname}:{parts.port}")
-    )
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:{password}@{host}"))
 
 
 def moved_to(tsm: Any, url: str, tmp_path: Path) -> dict[str, str]:
