@@ -7,11 +7,14 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from tsm.embed import Embedder
 from tsm.models import Chunk, Document, Link, Section
 from tsm.store import migrations, vectors
 from tsm.store.connect import Connection, Transaction
 from tsm.store.documents import ChunkRow, write_document
+from tsm.store.engine import store_of
 
 
 def add_note(
@@ -65,6 +68,15 @@ def store_vectors(
     """Embed `batch` (vectors.pending's) and store its vectors; call inside a transaction."""
     matrix = embedder.embed_documents([p.text for p in batch])
     vectors.store(conn, embedder.name, zip([p.embed_hash for p in batch], matrix, strict=True))
+
+
+def insert_vectors(conn: Connection, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+    """Vectors inserted as a tsm of before schema 12 stored them (no released hashes); for
+    stores left at an older schema. Call inside a transaction."""
+    rows = store_of(conn).vectors.storable_rows(conn, model, items)
+    conn.executemany(
+        "INSERT INTO embeddings(model, embed_hash, dim, vector) VALUES (?, ?, ?, ?)", rows
+    )
 
 
 def embed_pending(conn: Connection, embedder: Embedder, limit: int | None = None) -> int:

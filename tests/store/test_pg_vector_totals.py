@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.store.notes import embed_pending, pg_connect
+from tests.store.notes import embed_pending, insert_vectors, pg_connect
 from tsm.embed.fake import FakeEmbedder
 from tsm.models import Chunk, Document, Section
 from tsm.search import vector
@@ -204,7 +204,11 @@ def test_a_store_with_vectors_from_before_gets_its_statistics(pg_url: str) -> No
     try:
         for n in range(5):
             write(conn, f"d{n}.md", BODIES[n : n + 4])
-        embed_pending(conn, embedder, limit=6)
+        batch = vectors.pending(conn, embedder.name, 6)
+        matrix = embedder.embed_documents([p.text for p in batch])
+        hashes = [p.embed_hash for p in batch]
+        with Transaction(conn):
+            insert_vectors(conn, embedder.name, list(zip(hashes, matrix, strict=True)))
         assert migrations.apply(conn) == migrations.LATEST
         assert_kept(conn, embedder.name, 8)
         embed_pending(conn, embedder)

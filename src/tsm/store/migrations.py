@@ -138,6 +138,16 @@ def m011_embeddings_found_by_hash(conn: Connection) -> None:
     store_of(conn).schema.m011_embeddings_found_by_hash(conn)
 
 
+@migration
+def m012_released_vector_hashes(conn: Connection) -> None:
+    """`released_hashes`: the text hashes that chunks stopped using (a chunk deleted, or its
+    hash changed), written by triggers in the writer's own transaction. The sweep of vectors
+    no chunk uses (vectors.drop_orphans) looks at these only, where it read every vector
+    after each embedding run. Seeded with the vectors no chunk uses now. On SQLite, an index
+    on the vectors' hash alone, which the sweep looks them up by (PostgreSQL has it: m011)."""
+    store_of(conn).schema.m012_released_vector_hashes(conn)
+
+
 def schema_version(conn: Connection) -> int:
     return store_of(conn).schema.schema_version(conn)
 

@@ -145,7 +145,8 @@ def copy_reusable(conn: sqlite3.Connection, schema: str) -> int:
 
 
 def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
-    """Insert vectors (float32) for the given hashes. Call inside a transaction. On
+    """Insert vectors (float32) for the given hashes, each checked by the next sweep of
+    unused vectors (drop_orphans). Call inside a transaction. On
     PostgreSQL the column is pgvector's `vector`, and each (model, dimension) gets its HNSW
     index once it has enough vectors for a search to use one (ensure_hnsw)."""
     rows = store_of(conn).vectors.storable_rows(conn, model, items)
@@ -158,19 +159,25 @@ def store(conn: Connection, model: str, items: Iterable[tuple[str, np.ndarray]])
            vector = excluded.vector""",
         rows,
     )
+    # A text can lose its last chunk between being read for embedding and its vector being
+    # stored, and that chunk's release be swept before this commits: each stored hash is
+    # released too, so the next sweep (drop_orphans) keeps it only if a chunk uses it.
+    conn.executemany(
+        "INSERT INTO released_hashes(embed_hash) VALUES (?)", [(row[1],) for row in rows]
+    )
 
 
 def drop_orphans(conn: Connection) -> int:
-    """Delete vectors no chunk uses any more (edited or deleted text). On PostgreSQL it
-    first waits for the document writers in flight (documents.exclude_writers): a chunk a
-    writer has not committed yet may need one of these vectors."""
+    """Delete vectors no chunk uses any more (edited or deleted text). Only the hashes that
+    chunks have let go of since the last sweep are looked at (`released_hashes`, migration
+    m012), so the sweep costs what changed, not the size of the index. With none, nothing
+    is locked. On PostgreSQL it first waits for the document writers in flight
+    (documents.exclude_writers): a chunk a writer has not committed yet may need one of
+    these vectors."""
+    if conn.execute("SELECT 1 FROM released_hashes LIMIT 1").fetchone() is None:
+        return 0
     documents.exclude_writers(conn)
-    cur = conn.execute(
-        "DELETE FROM embeddings WHERE embed_hash NOT IN (SELECT embed_hash FROM chunks)"
-    )
-    if cur.rowcount:
-        store_of(conn).vectors.after_delete(conn)  # a dimension the model no longer has
-    return cur.rowcount
+    return store_of(conn).vectors.drop_released(conn)
 
 
 def drop_model(conn: Connection, model: str | None = None) -> None:

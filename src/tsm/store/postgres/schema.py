@@ -461,6 +461,32 @@ def m011_embeddings_found_by_hash(conn: Connection) -> None:
     conn.execute("CREATE INDEX embeddings_embed_hash ON embeddings (embed_hash)")
 
 
+def m012_released_vector_hashes(conn: Connection) -> None:
+    run_script(conn, PG_012)
+
+
+# No key: writers releasing the same hash at once must not wait on each other; the sweep
+# takes each hash once. A trigger with a transition table cannot name the updated columns,
+# so any update of chunks releases the old hashes (none is made but by migrations).
+PG_012 = """
+    CREATE TABLE released_hashes (embed_hash TEXT COLLATE "C" NOT NULL);
+    CREATE FUNCTION tsm_release_hashes() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO released_hashes(embed_hash) SELECT DISTINCT embed_hash FROM gone;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER chunks_release_deleted AFTER DELETE ON chunks
+        REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_release_hashes();
+    CREATE TRIGGER chunks_release_changed AFTER UPDATE ON chunks
+        REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION tsm_release_hashes();
+    INSERT INTO released_hashes(embed_hash)
+        SELECT DISTINCT e.embed_hash FROM embeddings e
+        WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = e.embed_hash)
+"""
+
+
 def run_script(conn: Connection, script: str) -> None:
     """A function body holds `;` too: pieces are joined until its `$$` quotes are closed."""
     for statement in _statements(script):

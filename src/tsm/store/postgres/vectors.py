@@ -128,9 +128,23 @@ def ensure_hnsw(
     )
 
 
-def drop_unused_hnsw(conn: Connection) -> int:
+def drop_unused_hnsw(conn: Connection, among: Iterable[tuple[str, int]] | None = None) -> int:
     """Drop the HNSW indexes of (model, dimension) pairs that have no vector left (a model
-    forgotten by `tsm reindex vectors`, a dimension replaced). Call inside a transaction."""
+    forgotten by `tsm reindex vectors`, a dimension replaced): of every pair, or only of
+    those `among` (whose vectors were just deleted: no scan of every vector then). Call
+    inside a transaction."""
+    if among is not None:
+        gone = [
+            index_name(model, int(dim))
+            for model, dim in set(among)
+            if conn.execute(
+                "SELECT NOT EXISTS (SELECT 1 FROM embeddings WHERE model = ? AND dim = ?)",
+                (model, int(dim)),
+            ).fetchone()[0]
+        ]
+        for name in gone:
+            conn.execute(f'DROP INDEX IF EXISTS "{name}"')
+        return len(gone)
     live = {
         index_name(model, int(dim))
         for model, dim in conn.execute("SELECT DISTINCT model, dim FROM embeddings")
@@ -160,6 +174,20 @@ def storable_rows(
 def after_delete(conn: Connection) -> None:
     """Vectors were deleted: drop the HNSW indexes of dimensions the model no longer has."""
     drop_unused_hnsw(conn)
+
+
+def drop_released(conn: Connection) -> int:
+    """vectors.drop_orphans on PostgreSQL, in one statement: the hashes it takes out of
+    `released_hashes` are exactly those it looks at, whatever commits beside it. The HNSW
+    index of a (model, dimension) that lost its last vector goes with it."""
+    gone = conn.execute(
+        """WITH released AS (DELETE FROM released_hashes RETURNING embed_hash)
+           DELETE FROM embeddings e WHERE e.embed_hash IN (SELECT embed_hash FROM released)
+           AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = e.embed_hash)
+           RETURNING e.model, e.dim"""
+    ).fetchall()
+    drop_unused_hnsw(conn, [(model, int(dim)) for model, dim in gone])
+    return len(gone)
 
 
 def exported_column(conn: Connection) -> str:

@@ -164,6 +164,24 @@ def m011_embeddings_found_by_hash(conn: Connection) -> None:
     """Nothing: no statement here looks a vector up by its hash without its model."""
 
 
+def m012_released_vector_hashes(conn: Connection) -> None:
+    run_script(
+        conn,
+        """
+        CREATE TABLE released_hashes (embed_hash TEXT NOT NULL);
+        CREATE INDEX embeddings_embed_hash ON embeddings(embed_hash);
+        CREATE TRIGGER chunks_release_deleted AFTER DELETE ON chunks BEGIN
+            INSERT INTO released_hashes(embed_hash) VALUES (old.embed_hash); END;
+        CREATE TRIGGER chunks_release_changed AFTER UPDATE OF embed_hash ON chunks
+            WHEN old.embed_hash IS NOT new.embed_hash BEGIN
+            INSERT INTO released_hashes(embed_hash) VALUES (old.embed_hash); END;
+        INSERT INTO released_hashes(embed_hash)
+            SELECT DISTINCT e.embed_hash FROM embeddings e
+            WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = e.embed_hash)
+        """,
+    )
+
+
 # The steps in the order of store/migrations.py's list (a test checks the two agree): what
 # provenance.py builds its reference schema from.
 STEPS = (
@@ -178,6 +196,7 @@ STEPS = (
     m009_postings_carry_document_ids,
     m010_vector_totals,
     m011_embeddings_found_by_hash,
+    m012_released_vector_hashes,
 )
 
 

@@ -27,6 +27,17 @@ def after_delete(conn: Connection) -> None:
     """Nothing to do: no index hangs from a model's vectors."""
 
 
+def drop_released(conn: Connection) -> int:
+    """vectors.drop_orphans on SQLite, whose writers are serial: the released hashes read
+    here are all there are until this transaction ends."""
+    cur = conn.execute(
+        """DELETE FROM embeddings WHERE embed_hash IN (SELECT embed_hash FROM released_hashes)
+           AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = embeddings.embed_hash)"""
+    )
+    conn.execute("DELETE FROM released_hashes")
+    return cur.rowcount
+
+
 def exported_column(conn: Connection) -> str:
     """What `tsm export` reads of `embeddings`: the float32 bytes as stored."""
     return "vector"
