@@ -19,6 +19,7 @@ physical() {
     cd -- "$start" 2>/dev/null || cd -P -- "$start" || exit 0
 }
 
+session=
 physical . && session=$real
 project=
 [ -n "${CLAUDE_PROJECT_DIR:-}" ] && physical "$CLAUDE_PROJECT_DIR" && project=$real
