@@ -31,6 +31,12 @@ def pg(pg_url: str) -> Iterator[Any]:
     conn.close()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> Any:
+    """Each engine's store in turn: `db`, then `pg`."""
+    return request.getfixturevalue("db" if request.param == "sqlite" else "pg")
+
+
 @pytest.fixture
 def fresh_vector_cache() -> Iterator[None]:
     """No vector index cached by an earlier test's store (their ids repeat across stores)."""

@@ -26,9 +26,11 @@ def add_note(
     aliases: Sequence[str] = (),
     tags: Sequence[str] = (),
     links: Sequence[Link] = (),
+    embed_hashes: Sequence[str] | None = None,
 ) -> int:
     """One document with a chunk per body (chunk_index 0, 1 …), each on a line of its own
-    (bodies of one line: chunk i starts on line i + 1); its id."""
+    (bodies of one line: chunk i starts on line i + 1); its id. Chunk i's text hash is
+    `embed_hashes[i]` (two chunks with one hash: the same text), else its own."""
     doc = Document(
         path=path,
         type="markdown",
@@ -45,7 +47,7 @@ def add_note(
             fts_title="",
             fts_section="",
             fts_body=b,
-            embed_hash=f"{path}-{i}",
+            embed_hash=f"{path}-{i}" if embed_hashes is None else embed_hashes[i],
         )
         for i, b in enumerate(bodies)
     ]

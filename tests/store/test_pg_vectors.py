@@ -4,9 +4,7 @@ index above ANN_MIN_ROWS. A real server (tests/pg.py), real writes through the s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +16,7 @@ from tsm.models import Chunk, Document, Section
 from tsm.search import vector
 from tsm.search.vector import AnnIndex, VectorIndex
 from tsm.store import catalog, migrations, vectors
-from tsm.store.connect import Connection, Transaction, open_db
+from tsm.store.connect import Connection, Transaction
 from tsm.store.documents import ChunkRow, lock_paths, write_document
 from tsm.store.postgres import vectors as pg_vectors
 
@@ -186,16 +184,6 @@ def test_hnsw_path_returns_what_the_exact_path_returns(
             # the keyword hits it is asked about pass the same filter
             some = [c for c in range(1, 121, 4) if allowed is None or c in allowed]
             assert got.lacking(some) == want.lacking(some)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "sqlite":
-        conn: Any = open_db(tmp_path / "tsm.db", create=True)
-    else:
-        conn = pg_connect(request.getfixturevalue("pg_url"))
-    yield conn
-    conn.close()
 
 
 def test_dimension_change_under_the_same_model_name(

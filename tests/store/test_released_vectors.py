@@ -6,48 +6,23 @@ index migrated from schema 11 drops the vectors that were already unused."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
-from tests.store.notes import insert_vectors, pg_connect
-from tsm.models import Chunk, Document, Section
+from tests.store.notes import add_note, insert_vectors, pg_connect
 from tsm.store import migrations, vectors
-from tsm.store.connect import Transaction, open_db
-from tsm.store.documents import ChunkRow, delete_document, lock_paths, write_document
+from tsm.store.connect import Transaction
+from tsm.store.documents import delete_document
 
 MODEL = "test-model"
 BEFORE_RELEASED = 11  # the schema version before m012
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "sqlite":
-        conn: Any = open_db(tmp_path / "tsm.db", create=True)
-    else:
-        conn = pg_connect(request.getfixturevalue("pg_url"))
-    yield conn
-    conn.close()
-
-
-def write(conn: Any, path: str, hashes: list[str]) -> int:
-    """A document whose chunks' texts have these hashes (a hash twice: the same text)."""
-    doc = Document(
-        path=path,
-        type="markdown",
-        title=path,
-        text="\n".join(hashes),
-        sections=tuple(Section("", h) for h in hashes),
-    )
-    rows = [ChunkRow(Chunk(i, "", h, line=i + 1), path, "", h, h) for i, h in enumerate(hashes)]
-    with Transaction(conn):
-        lock_paths(conn, [path])
-        return write_document(
-            conn, doc, rows, content_hash=path, size=1, mtime=0.0, category="note", fts_tags=""
-        )
+def note(conn: Any, path: str, texts: list[str]) -> int:
+    """A document of a chunk per text, each text its own hash (a text twice: one hash)."""
+    return add_note(conn, path, texts, embed_hashes=texts)
 
 
 def embed(conn: Any, hashes: list[str]) -> None:
@@ -69,12 +44,12 @@ def sweep(conn: Any) -> int:
 
 
 def test_a_vector_goes_with_the_last_chunk_that_uses_its_text(store: Any) -> None:
-    write(store, "a.md", ["shared", "a-only"])
-    b = write(store, "b.md", ["shared", "b-only"])
+    note(store, "a.md", ["shared", "a-only"])
+    b = note(store, "b.md", ["shared", "b-only"])
     embed(store, ["shared", "a-only", "b-only"])
     assert sweep(store) == 0 and released(store) == 0  # every stored text is in use
 
-    write(store, "a.md", ["a-new"])  # a's chunks rewritten: "shared" and "a-only" let go
+    note(store, "a.md", ["a-new"])  # rewritten: "shared" and "a-only" let go
     assert released(store) >= 2
     assert sweep(store) == 1
     assert stored(store) == {"shared", "b-only"}  # b still uses "shared"
@@ -90,8 +65,8 @@ def test_a_vector_goes_with_the_last_chunk_that_uses_its_text(store: Any) -> Non
 def test_a_vector_stored_after_its_text_was_swept_is_swept_in_turn(store: Any) -> None:
     """An embedding run reads a chunk's text, the note is edited and the edit's release is
     swept, then the run stores the vector: the next sweep still drops it."""
-    write(store, "a.md", ["first"])
-    write(store, "a.md", ["second"])  # "first" released while its vector was computed
+    note(store, "a.md", ["first"])
+    note(store, "a.md", ["second"])  # "first" released while its vector was computed
     assert sweep(store) == 0
     embed(store, ["first", "second"])  # the late vector, and the one of the new text
     assert sweep(store) == 1
@@ -100,16 +75,16 @@ def test_a_vector_stored_after_its_text_was_swept_is_swept_in_turn(store: Any) -
 
 def test_a_text_released_and_used_again_keeps_its_vector(store: Any) -> None:
     """A chunk moved from one note to another between two sweeps: its vector stays."""
-    write(store, "a.md", ["moved", "stays"])
+    note(store, "a.md", ["moved", "stays"])
     embed(store, ["moved", "stays"])
-    write(store, "a.md", ["stays"])
-    write(store, "b.md", ["moved"])
+    note(store, "a.md", ["stays"])
+    note(store, "b.md", ["moved"])
     assert sweep(store) == 0 and stored(store) == {"moved", "stays"}
 
 
 def check_migrated(conn: Any) -> None:
     assert migrations.apply(conn, up_to=BEFORE_RELEASED) == BEFORE_RELEASED
-    write(conn, "a.md", ["used"])
+    note(conn, "a.md", ["used"])
     vector = np.ones(4, dtype=np.float32)
     with Transaction(conn):  # "unused": a vector whose text no chunk has
         insert_vectors(conn, MODEL, [("used", vector), ("unused", vector)])
