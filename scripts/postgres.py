@@ -32,6 +32,7 @@ import pwd
 import secrets
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -231,8 +232,16 @@ def locked(cluster: Cluster) -> Iterator[None]:
     """One start or stop at a time per DIR (parallel test workers share one server)."""
     try:
         cluster.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        found = cluster.dir.lstat()
     except OSError as exc:
         raise Failure(f"cannot create {cluster.dir}: {exc.strerror}", 1) from None
+    # `start` makes DIR private and, as root, gives it to the server's user: never through a
+    # link, nor to a folder someone else made (a /tmp name planted ahead of us).
+    if not stat.S_ISDIR(found.st_mode):
+        raise Failure(f"{cluster.dir} is a symlink or not a directory: give a folder of its own", 1)
+    owners = {os.geteuid()} | ({cluster.user.pw_uid} if cluster.user is not None else set())
+    if found.st_uid not in owners:
+        raise Failure(f"{cluster.dir} belongs to another user: give a folder of your own", 1)
     with open(cluster.dir / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield

@@ -188,6 +188,26 @@ def test_bad_use_is_a_short_error_with_exit_1(args: tuple[str, ...], message: st
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_dir_that_is_a_link_or_someone_elses_is_refused(server_dir: Path) -> None:
+    """`start` makes DIR private (and as root gives it to the server's user): a /tmp name
+    planted as a link to another folder, or a folder another user made, is refused first."""
+    target = server_dir / "target"
+    target.mkdir(mode=0o755)
+    target.chmod(0o755)
+    (server_dir / "pg").symlink_to(target)
+    linked = run_script("start", str(server_dir / "pg"))
+    assert linked.returncode == 1, linked.stderr
+    assert "is a symlink or not a directory" in linked.stderr
+    assert target.stat().st_mode & 0o777 == 0o755 and list(target.iterdir()) == []
+    if ROOT:
+        theirs = server_dir / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, 65534, 65534)  # nobody's
+        refused = run_script("start", str(theirs))
+        assert refused.returncode == 1 and "belongs to another user" in refused.stderr
+        assert list(theirs.iterdir()) == []
+
+
 @pytest.mark.skipif(not ROOT, reason="only root runs the server as another user")
 def test_as_root_a_dir_the_server_user_cannot_reach_is_refused(tmp_path: Path) -> None:
     """pytest's tmp_path is private to root: the server's user could not enter it."""
