@@ -95,12 +95,14 @@ def test_a_wrong_password_is_refused(pg_server: pg.PgServer) -> None:
 
 @pytest.fixture
 def server_dir() -> Iterator[Path]:
-    """A directory for a second server, where its system user can reach it when we are root
-    (pytest's tmp_path is private to root)."""
+    """A directory for a second server (in its `pg` folder), where its system user can reach
+    it when we are root (pytest's tmp_path is private to root); the server is stopped after."""
     directory = Path(tempfile.mkdtemp(prefix="tsm-pg-script-", dir="/tmp"))
     directory.chmod(0o755)
     yield directory
-    subprocess.run([str(pg.SCRIPT), "stop", str(directory)], capture_output=True, timeout=120)
+    subprocess.run(
+        [str(pg.SCRIPT), "stop", str(directory / "pg")], capture_output=True, timeout=120
+    )
     shutil.rmtree(directory, ignore_errors=True)
 
 
