@@ -16,9 +16,9 @@ def make_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    lower = flat.lower()
+    lower = _lower_in_place(flat)
     positions: list[tuple[int, int]] = []
-    for term in {t.lower() for t in terms if t}:
+    for term in {_lower_in_place(t) for t in terms if t}:
         start = lower.find(term)
         while start != -1 and len(positions) < 500:
             positions.append((start, len(term)))
@@ -33,6 +33,16 @@ def make_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
         if score > best_score:
             best_start, best_score = pos, score
     return _cut(flat, max(0, best_start - _LEAD), width)
+
+
+def _lower_in_place(text: str) -> str:
+    """`text` lowercased letter for letter, so a position in it is the same position in
+    `text`: str.lower() turns İ into two code points (i and a combining dot), which would
+    move every match after one to the right."""
+    lower = text.lower()
+    if len(lower) == len(text):
+        return lower
+    return "".join(c.lower()[:1] for c in text)
 
 
 def _cut(text: str, start: int, width: int) -> str:
