@@ -305,16 +305,18 @@ def test_list_for_string_setting_is_rejected(ws: Workspace) -> None:
     assert "embedding.model" in message
 
 
-@pytest.mark.xfail(
-    reason="bug: config._reject_unknown reports a known section given a scalar "
-    "(`search = 5`) as \"unknown key 'search'\" and omits the value",
-    strict=True,
-)
 def test_scalar_in_place_of_section_names_value(ws: Workspace) -> None:
     ws.project("search = 5\n")
     message = ws.error()
     assert "unknown" not in message
     assert "search" in message and "5" in message
+
+
+def test_scalar_in_place_of_section_shows_no_text_of_it(ws: Workspace) -> None:
+    ws.project('store = "postgresql://tsm:hunter2@db.example/tsm"\n')
+    message = ws.error()
+    assert "must be a table" in message and "[store]" in message
+    assert "hunter2" not in message
 
 
 def test_toml_syntax_error_names_file(ws: Workspace) -> None:
@@ -349,16 +351,29 @@ def test_content_dir_with_double_dot_in_a_name_is_allowed(ws: Workspace) -> None
     assert ws.load().content_dirs == (ContentDir("notes/v1..2"),)
 
 
-@pytest.mark.xfail(
-    reason="bug: config.load passes project_file to _content_dirs/_status_weights/"
-    "_session_dirs even when the bad value came from the user config, so the error names "
-    "tsm.toml (possibly non-existent) instead of ~/.config/tsm/config.toml",
-    strict=True,
-)
 def test_bad_content_dir_in_user_config_names_user_file(ws: Workspace) -> None:
     ws.user('[[content_dirs]]\npath = "/abs"\n')
     message = ws.error()
     assert str(ws.user_file) in message
+
+
+def test_bad_status_weight_in_user_config_names_user_file(ws: Workspace) -> None:
+    ws.user("[status_weights]\ndraft = -1\n")
+    message = ws.error()
+    assert str(ws.user_file) in message and "status_weights.draft" in message
+
+
+def test_bad_session_dirs_in_user_config_names_user_file(ws: Workspace) -> None:
+    ws.user("[sessions]\ndirs = 3\n")
+    message = ws.error()
+    assert str(ws.user_file) in message and "sessions.dirs" in message
+
+
+def test_bad_content_dir_in_project_config_still_names_project_file(ws: Workspace) -> None:
+    ws.user('[[content_dirs]]\npath = "notes"\n')
+    ws.project('[[content_dirs]]\npath = "/abs"\n')
+    message = ws.error()
+    assert str(ws.project_file) in message and str(ws.user_file) not in message
 
 
 @pytest.mark.parametrize(

@@ -330,16 +330,21 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     state_dir = locate.state_dir(str(root), environ)
     db_path = locate.db_path(str(root), state_dir, environ)
     merged = {**user, **project}
+
+    def origin(table: str) -> Path:  # the file a top-level table of `merged` came from
+        return project_file if table in project else user_file
+
     # [sessions] holds harmless keys too: its dirs come from tsm.toml only if it lists some.
-    sessions = project if "dirs" in _table(project, "sessions") else user
+    from_project = "dirs" in _table(project, "sessions")
+    sessions, sessions_file = (project, project_file) if from_project else (user, user_file)
     return Settings(
         index_root=root,
         state_dir=Path(state_dir),
         db_path=Path(db_path),
         values=values,
-        content_dirs=_content_dirs(merged.get("content_dirs", []), project_file),
-        session_dirs=_session_dirs(sessions.get("sessions", {}), root, project_file),
-        status_weights=_status_weights(merged.get("status_weights", {}), project_file),
+        content_dirs=_content_dirs(merged.get("content_dirs", []), origin("content_dirs")),
+        session_dirs=_session_dirs(sessions.get("sessions", {}), root, sessions_file),
+        status_weights=_status_weights(merged.get("status_weights", {}), origin("status_weights")),
         config_file=project_file if project_file.is_file() else None,
         trusted=trusted,
         ignored=tuple(ignored),
@@ -507,8 +512,14 @@ def _reject_unknown(data: Mapping[str, Any], path: Path) -> None:
     for section, body in data.items():
         if section in _TABLES:
             continue
-        if section not in _SECTIONS or not isinstance(body, dict):
+        if section not in _SECTIONS:
             raise ConfigError(f"{path}: unknown key '{section}'", _known_keys_hint())
+        if not isinstance(body, dict):
+            raise ConfigError(
+                f"{path}: {section} = {_toml(body)} must be a table of settings ([{section}])",
+                f"write [{section}] on a line of its own and its settings below it, "
+                f"for example {_example_setting(section)}",
+            )
         for name in body:
             key = f"{section}.{name}"
             if key not in _BY_KEY and key not in _EXTRA_KEYS:
@@ -524,6 +535,26 @@ def _reject_personal(project: Mapping[str, Any], path: Path) -> None:
                 f"{path}: {key} is personal and cannot be set in a project's {CONFIG_FILE}",
                 f"set {_BY_KEY[key].env} or {key} in your user config instead",
             )
+
+
+def _example_setting(section: str) -> str:
+    """One setting of `section` as a line of TOML, with its default value."""
+    key = min(key for key in _BY_KEY if key.startswith(f"{section}."))
+    default = _BY_KEY[key].default
+    value = f'"{default}"' if isinstance(default, str) else _toml(default)
+    return f"{key.partition('.')[2]} = {value}"
+
+
+def _toml(value: Any) -> str:
+    """A number or boolean as TOML writes it, anything else by its kind, for messages: a
+    text may be a store URL with its password in it."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return "<a string>"
+    return "<an array>" if isinstance(value, list) else f"<a {type(value).__name__}>"
 
 
 def _known_keys_hint() -> str:
