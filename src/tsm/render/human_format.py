@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..models import Hit, SearchResult
+from ..text.case import lower_in_place
 from ..text.redaction import FORMAT_PATTERN
 from .terminal import Terminal, fit, pad, width
 
@@ -127,7 +128,7 @@ def query_words(query: str) -> list[str]:
     """What to highlight for a query, without the tokenizer (a renderer must stay light):
     its Latin words (not stop words), and its CJK runs with each of their two-character
     pieces, so 狩猟免許 also lights up 狩猟 and 免許 where they stand apart."""
-    words = {w.lower().rstrip(".-") for w in re.findall(_WORD, query)}
+    words = {lower_in_place(w).rstrip(".-") for w in re.findall(_WORD, query)}
     words = {w for w in words if len(w) > 1 and w not in _STOP}
     for run in re.findall(_CJK, query):
         words.add(run)
@@ -140,7 +141,7 @@ def highlight(text: str, words: Sequence[str], terminal: Terminal) -> str:
     (case-insensitive; longer words first, no overlaps)."""
     if not terminal.color or not words:
         return one_line(text)
-    lower = text.lower()
+    lower = lower_in_place(text)
     taken = [False] * len(text)
     spans: list[tuple[int, int]] = []
     for word in words:

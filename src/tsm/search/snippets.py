@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..text.case import lower_in_place
+
 SNIPPET_CHARS = 200
 _LEAD = 60  # characters of context kept before the first matched term
 _BOUNDARY = re.compile(r"[\s。、！？.,!?;:]")
@@ -16,9 +18,9 @@ def make_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    lower = _lower_in_place(flat)
+    lower = lower_in_place(flat)
     positions: list[tuple[int, int]] = []
-    for term in {_lower_in_place(t) for t in terms if t}:
+    for term in {lower_in_place(t) for t in terms if t}:
         start = lower.find(term)
         while start != -1 and len(positions) < 500:
             positions.append((start, len(term)))
@@ -33,16 +35,6 @@ def make_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
         if score > best_score:
             best_start, best_score = pos, score
     return _cut(flat, max(0, best_start - _LEAD), width)
-
-
-def _lower_in_place(text: str) -> str:
-    """`text` lowercased letter for letter, so a position in it is the same position in
-    `text`: str.lower() turns İ into two code points (i and a combining dot), which would
-    move every match after one to the right."""
-    lower = text.lower()
-    if len(lower) == len(text):
-        return lower
-    return "".join(c.lower()[:1] for c in text)
 
 
 def _cut(text: str, start: int, width: int) -> str:
