@@ -351,22 +351,18 @@ def test_content_dir_with_double_dot_in_a_name_is_allowed(ws: Workspace) -> None
     assert ws.load().content_dirs == (ContentDir("notes/v1..2"),)
 
 
-def test_bad_content_dir_in_user_config_names_user_file(ws: Workspace) -> None:
-    ws.user('[[content_dirs]]\npath = "/abs"\n')
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ('[[content_dirs]]\npath = "/abs"\n', "content_dirs.path"),
+        ("[status_weights]\ndraft = -1\n", "status_weights.draft"),
+        ("[sessions]\ndirs = 3\n", "sessions.dirs"),
+    ],
+)
+def test_bad_table_in_user_config_names_user_file(ws: Workspace, toml: str, key: str) -> None:
+    ws.user(toml)
     message = ws.error()
-    assert str(ws.user_file) in message
-
-
-def test_bad_status_weight_in_user_config_names_user_file(ws: Workspace) -> None:
-    ws.user("[status_weights]\ndraft = -1\n")
-    message = ws.error()
-    assert str(ws.user_file) in message and "status_weights.draft" in message
-
-
-def test_bad_session_dirs_in_user_config_names_user_file(ws: Workspace) -> None:
-    ws.user("[sessions]\ndirs = 3\n")
-    message = ws.error()
-    assert str(ws.user_file) in message and "sessions.dirs" in message
+    assert str(ws.user_file) in message and key in message
 
 
 def test_bad_content_dir_in_project_config_still_names_project_file(ws: Workspace) -> None:
