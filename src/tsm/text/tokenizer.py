@@ -33,8 +33,10 @@ ENGLISH_STOPWORDS = frozenset(
 
 
 def normalize(text: str) -> str:
-    """NFKC (full-width → half-width, compatibility forms) and case folding."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """NFKC (full-width → half-width, compatibility forms) and case folding. A capital I
+    with a dot (İ) folds to a plain i: lower() leaves a combining dot after it, which
+    splits the word for the query's word pattern and which FTS5 drops from the notes anyway."""
+    return unicodedata.normalize("NFKC", text).lower().replace("i\u0307", "i")
 
 
 class JapaneseTokenizer:
